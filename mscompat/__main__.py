@@ -1,0 +1,5 @@
+import sys
+
+from mscompat.cli import main
+
+sys.exit(main())

@@ -1,0 +1,252 @@
+"""Sigmoid focal loss, as MMDetection's ``py_sigmoid_focal_loss`` and its loss Cell."""
+
+from __future__ import annotations
+
+from typing import Optional, Union
+
+import mindspore as ms
+import numpy as np
+from mindspore import Tensor, nn, ops
+
+from mscompat._checks import check_float_tensor, check_reduction, check_same_shape, check_tensor
+from mscompat.losses.utils import AvgFactor, _check_avg_factor, scalar_like, weight_reduce_loss
+
+__all__ = ["SigmoidFocalLoss", "sigmoid_focal_loss"]
+
+
+def _round(x: Tensor, half: bool) -> Tensor:
+    """Round a float32 intermediate to float16 and back, as one PyTorch float16 op would."""
+    if half:
+        return x.astype(ms.float16).astype(ms.float32)
+    return x
+
+
+def _pow(x: Tensor, gamma: float) -> Tensor:
+    """``x ** gamma`` as PyTorch evaluates and differentiates it (special-cased exponents)."""
+    if gamma == 0.0:
+        return ops.ones_like(x)  # PyTorch's pow backward is 0 for exponent 0 (never 0 * inf).
+    if gamma == 1.0:
+        return x
+    if gamma == 2.0:
+        return x * x
+    if gamma == 3.0:
+        return x * x * x
+    if gamma == 0.5:
+        return ops.sqrt(x)
+    return ops.pow(x, scalar_like(gamma, x))
+
+
+def _log_sigmoid(x: Tensor) -> Tensor:
+    """Stable ``log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|))`` (PyTorch's CPU formula)."""
+    return ops.minimum(x, ops.zeros_like(x)) - ops.log1p(ops.exp(-ops.abs(x)))
+
+
+def _focal_elementwise(pred: Tensor, target: Tensor, gamma: float, alpha: float) -> Tensor:
+    """Unreduced focal loss, op for op as MMDetection's PyTorch code (float16 rounded per op)."""
+    half = pred.dtype == ms.float16
+    x = pred.astype(ms.float32) if half else pred
+    t = target.astype(x.dtype)
+    p = _round(ops.sigmoid(x), half)
+    one_minus_t = _round(1 - t, half)
+    # MMDetection's ``pt`` is 1 - p_t of the paper, hence pt ** gamma.
+    pt = _round(_round((_round(1 - p, half)) * t, half) + _round(p * one_minus_t, half), half)
+    a_pos = scalar_like(alpha, x)
+    a_neg = 1 - a_pos
+    alpha_t = _round(_round(a_pos * t, half) + _round(a_neg * one_minus_t, half), half)
+    focal_weight = _round(alpha_t * _round(_pow(pt, gamma), half), half)
+    # binary_cross_entropy_with_logits(x, t) = (1 - t) * x - log_sigmoid(x), stable at +-1e4.
+    bce = _round(_round(one_minus_t * x, half) - _round(_log_sigmoid(x), half), half)
+    loss = _round(bce * focal_weight, half)
+    return loss.astype(ms.float16) if half else loss
+
+
+def _expand_weight(weight: Tensor, loss: Tensor) -> Tensor:
+    """MMDetection's weight layouts: (N,) -> (N, 1); (N*C,) -> (N, C); (N, C) as is."""
+    if weight.shape == loss.shape:
+        return weight
+    if weight.ndim >= 1 and loss.ndim >= 1 and weight.shape[0] == loss.shape[0]:
+        expanded = weight.reshape(-1, 1)
+    elif loss.ndim >= 1 and weight.size == loss.size:
+        expanded = weight.reshape(loss.shape[0], -1)
+    else:
+        raise ValueError(
+            f"weight must have shape (N,), (N*C,) or (N, C) for pred of shape {loss.shape}, "
+            f"but got weight.shape={weight.shape}"
+        )
+    if expanded.shape[0] != loss.shape[0] or expanded.ndim != loss.ndim:
+        raise ValueError(
+            f"weight must have shape (N,), (N*C,) or (N, C) for pred of shape {loss.shape}, "
+            f"but got weight.shape={weight.shape}"
+        )
+    return expanded
+
+
+def sigmoid_focal_loss(
+    pred: Tensor,
+    target: Tensor,
+    weight: Optional[Tensor] = None,
+    gamma: float = 2.0,
+    alpha: float = 0.25,
+    reduction: str = "mean",
+    avg_factor: AvgFactor = None,
+) -> Tensor:
+    """Sigmoid focal loss (`Lin et al., 2017 <https://arxiv.org/abs/1708.02002>`_).
+
+    Mirrors MMDetection's ``py_sigmoid_focal_loss`` (``mmdet/models/losses/focal_loss.py``):
+    same argument names, order, defaults and numbers. With :math:`p = \\sigma(x)`:
+
+    .. math::
+        \\text{pt} = (1 - p)\\,t + p\\,(1 - t), \\qquad
+        \\ell = \\big(\\alpha t + (1 - \\alpha)(1 - t)\\big)\\,\\text{pt}^{\\gamma}\\,
+        \\operatorname{BCEWithLogits}(x, t)
+
+    then :func:`~mscompat.losses.weight_reduce_loss` with ``weight``, ``reduction`` and
+    ``avg_factor``.
+
+    Args:
+        pred (Tensor[N, C] or Tensor[*]): logits, float16, float32 or float64.
+        target (Tensor, same shape as ``pred``): targets in [0, 1] (one-hot or soft), any
+            numeric dtype; cast to ``pred``'s dtype.
+        weight (Tensor, optional): sample-wise weight of shape ``(N,)`` (one per row), ``(N*C,)``
+            (flattened per element, as FSAF uses) or ``(N, C)``; also ``(N, 1)``.
+        gamma (float): focusing parameter :math:`\\gamma \\ge 0`. Default: 2.0.
+        alpha (float): balance :math:`\\alpha` of positives. Default: 0.25.
+        reduction (str): ``'none'`` | ``'mean'`` | ``'sum'``. Default: ``'mean'``.
+        avg_factor (float | Tensor, optional): with ``'mean'``, divide the weighted sum by
+            ``avg_factor + eps`` (eps = float32 epsilon); not allowed with ``'sum'``.
+
+    Returns:
+        Tensor: ``pred``'s shape for ``'none'``, else 0-d; ``pred``'s dtype (promoted as
+        PyTorch does by a higher-precision ``weight``).
+
+    Raises:
+        TypeError: ``pred`` not a floating Tensor, ``target``/``weight`` not Tensors.
+        ValueError: shape mismatch of ``pred``/``target``, a ``weight`` of none of the shapes
+            above, invalid ``reduction``, ``avg_factor`` with ``'sum'``, ``gamma < 0``.
+
+    .. note::
+        float16 is computed as PyTorch does on CPU: every op in float32 rounded once to
+        float16, reductions accumulated in float32. ``avg_factor`` has MMDetection 3.x's
+        ``+ eps``. ``alpha < 0`` is used as given (MMDetection), not as "no weighting"
+        (torchvision).
+
+    Example:
+        >>> import mindspore as ms
+        >>> from mscompat.losses import sigmoid_focal_loss
+        >>> pred = ms.Tensor([[2.0, -1.0], [0.5, 3.0]])
+        >>> target = ms.Tensor([[1.0, 0.0], [0.0, 1.0]])
+        >>> loss = sigmoid_focal_loss(pred, target, reduction="none")
+        >>> loss.shape
+        (2, 2)
+        >>> round(float(sigmoid_focal_loss(pred, target)), 6)
+        0.075133
+    """
+    pred = check_float_tensor(pred, "pred")
+    target = check_same_shape(pred, check_tensor(target, "target"), "pred", "target")
+    check_reduction(reduction)
+    _check_avg_factor(avg_factor, reduction)
+    if isinstance(gamma, bool) or not isinstance(gamma, (int, float)):
+        raise TypeError(f"gamma must be a number, but got {type(gamma).__name__}")
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)):
+        raise TypeError(f"alpha must be a number, but got {type(alpha).__name__}")
+    if gamma < 0:
+        raise ValueError(f"gamma must be >= 0, but got {gamma}")
+    if weight is not None:
+        if pred.ndim == 0:
+            raise ValueError("weight needs pred with at least 1 dim, but pred is 0-d")
+        weight = _expand_weight(check_tensor(weight, "weight"), pred)
+    loss = _focal_elementwise(pred, target, float(gamma), float(alpha))
+    return weight_reduce_loss(loss, weight, reduction, avg_factor)
+
+
+def _as_tensor(value: Union[Tensor, np.ndarray, None], name: str) -> Optional[Tensor]:
+    if value is None or isinstance(value, Tensor):
+        return value
+    if isinstance(value, np.ndarray):
+        return Tensor(value)
+    raise TypeError(f"{name} must be a mindspore.Tensor, a numpy array or None, got {value!r}")
+
+
+class SigmoidFocalLoss(nn.Cell):
+    """Sigmoid focal loss Cell. See :func:`sigmoid_focal_loss`.
+
+    The constructor takes the migration guide's arguments; the call also takes MMDetection's
+    per-call ``weight``, ``avg_factor`` and ``reduction_override`` (``FocalLoss.forward``), which
+    win over the constructor's. ``loss_weight`` scales the result as in MMDetection's
+    ``FocalLoss``.
+
+    Args:
+        weight (Tensor | ndarray, optional): default sample-wise weight.
+        gamma (float): focusing parameter. Default: 2.0.
+        alpha (float): balance of positives. Default: 0.25.
+        reduction (str): ``'none'`` | ``'mean'`` | ``'sum'``. Default: ``'mean'``.
+        avg_factor (float, optional): default average factor.
+        loss_weight (float): factor applied to the loss. Default: 1.0.
+
+    Shape:
+        - pred: :math:`(N, C)` logits (any shape works).
+        - target: same shape as ``pred``.
+        - weight: :math:`(N,)`, :math:`(N*C,)` or :math:`(N, C)`.
+        - output: scalar, or the shape of ``pred`` with ``'none'``.
+
+    Example:
+        >>> import mindspore as ms
+        >>> from mscompat.losses import SigmoidFocalLoss
+        >>> loss_fn = SigmoidFocalLoss(gamma=2.0, alpha=0.25)
+        >>> pred = ms.Tensor([[2.0, -1.0], [0.5, 3.0]])
+        >>> target = ms.Tensor([[1.0, 0.0], [0.0, 1.0]])
+        >>> round(float(loss_fn(pred, target)), 6)
+        0.075133
+        >>> loss_fn(pred, target, reduction_override="none").shape
+        (2, 2)
+    """
+
+    def __init__(
+        self,
+        weight: Union[Tensor, np.ndarray, None] = None,
+        gamma: float = 2.0,
+        alpha: float = 0.25,
+        reduction: str = "mean",
+        avg_factor: Optional[float] = None,
+        loss_weight: float = 1.0,
+    ) -> None:
+        super().__init__()
+        check_reduction(reduction)
+        _check_avg_factor(avg_factor, reduction)
+        if isinstance(loss_weight, bool) or not isinstance(loss_weight, (int, float)):
+            raise TypeError(f"loss_weight must be a number, but got {type(loss_weight).__name__}")
+        self.weight = _as_tensor(weight, "weight")
+        self.gamma = float(gamma)
+        self.alpha = float(alpha)
+        self.reduction = reduction
+        self.avg_factor = avg_factor
+        self.loss_weight = float(loss_weight)
+
+    def construct(
+        self,
+        pred: Tensor,
+        target: Tensor,
+        weight: Optional[Tensor] = None,
+        avg_factor: AvgFactor = None,
+        reduction_override: Optional[str] = None,
+    ) -> Tensor:
+        if reduction_override is not None:
+            check_reduction(reduction_override, "reduction_override")
+        loss = sigmoid_focal_loss(
+            pred,
+            target,
+            self.weight if weight is None else weight,
+            self.gamma,
+            self.alpha,
+            self.reduction if reduction_override is None else reduction_override,
+            self.avg_factor if avg_factor is None else avg_factor,
+        )
+        return _scale(loss, self.loss_weight)
+
+
+def _scale(loss: Tensor, factor: float) -> Tensor:
+    if factor == 1.0:
+        return loss
+    if loss.dtype == ms.float16:
+        return (loss.astype(ms.float32) * factor).astype(ms.float16)
+    return loss * scalar_like(factor, loss)

@@ -1,0 +1,220 @@
+"""Op database entries for ``mscompat.losses``."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterator, List
+
+import numpy as np
+
+from mscompat.losses import SigmoidFocalLoss, sigmoid_focal_loss, weight_reduce_loss
+from mscompat.testing.opinfo import ErrorInput, OpInfo, SampleInput
+
+
+def _ref(name: str) -> Callable[..., Any]:
+    """A lazily imported reference from ``mscompat.testing.references.mmdet``."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        from mscompat.testing.references import mmdet
+
+        return getattr(mmdet, name)(*args, **kwargs)
+
+    call.__name__ = name
+    return call
+
+
+def _logits(rng: np.random.Generator, shape: Any, dtype: str, scale: float = 3.0) -> np.ndarray:
+    return (rng.standard_normal(shape) * scale).astype(dtype)
+
+
+def _hard(rng: np.random.Generator, shape: Any, dtype: str) -> np.ndarray:
+    return (rng.uniform(size=shape) < 0.3).astype(dtype)
+
+
+def _soft(rng: np.random.Generator, shape: Any, dtype: str) -> np.ndarray:
+    return rng.uniform(size=shape).astype(dtype)
+
+
+def _extreme(rng: np.random.Generator, shape: Any, dtype: str) -> np.ndarray:
+    x = _logits(rng, shape, dtype)
+    flat = x.reshape(-1)
+    flat[0::3] = 1e4
+    flat[1::3] = -1e4
+    return x
+
+
+def focal_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    n, c = 6, 5
+    x, hard, soft = (
+        _logits(rng, (n, c), dtype),
+        _hard(rng, (n, c), dtype),
+        _soft(rng, (n, c), dtype),
+    )
+    w_n = rng.uniform(size=(n,)).astype(dtype)
+    w_nc = rng.uniform(size=(n, c)).astype(dtype)
+    yield SampleInput((x, hard), name="hard targets, defaults")
+    yield SampleInput((x, soft), {"reduction": "none"}, name="soft targets, none")
+    yield SampleInput(
+        (x, soft), {"gamma": 1.0, "alpha": 0.5, "reduction": "sum"}, name="g1 a.5 sum"
+    )
+    yield SampleInput((x, hard), {"gamma": 0.0, "alpha": 0.5}, name="gamma 0")
+    yield SampleInput((x, soft), {"gamma": 1.5, "alpha": 0.75, "reduction": "none"}, name="g1.5")
+    yield SampleInput((x, hard), {"gamma": 3.0, "alpha": 0.1, "reduction": "sum"}, name="gamma 3")
+    yield SampleInput((x, soft), {"gamma": 2.5, "alpha": 0.3, "avg_factor": 1.7}, name="a.3 af1.7")
+    yield SampleInput((x, hard), {"weight": w_n}, name="weight (N,) mean")
+    yield SampleInput(
+        (x, soft), {"weight": w_nc.reshape(-1), "reduction": "sum"}, name="weight (N*C,)"
+    )
+    yield SampleInput((x, hard), {"weight": w_nc, "reduction": "none"}, name="weight (N,C) none")
+    yield SampleInput((x, hard), {"weight": w_n.reshape(n, 1)}, name="weight (N,1)")
+    yield SampleInput((x, hard), {"avg_factor": 3.5}, name="avg_factor mean")
+    yield SampleInput((x, hard), {"avg_factor": 3.5, "reduction": "none"}, name="avg_factor none")
+    yield SampleInput((x, soft), {"weight": w_n, "avg_factor": 0.0}, name="avg_factor 0 (eps)")
+    yield SampleInput(
+        (x, hard), {"weight": w_n, "avg_factor": np.array(2.5, dtype)}, name="avg_factor tensor"
+    )
+    ext = _extreme(rng, (n, c), dtype)
+    yield SampleInput((ext, hard), name="logits +-1e4 hard")
+    yield SampleInput((ext, soft), {"reduction": "none", "gamma": 1.5}, name="logits +-1e4 soft")
+    yield SampleInput(
+        (np.zeros((n, c), dtype), hard), {"reduction": "none"}, name="logits 0 (ties)"
+    )
+    empty = np.zeros((0, c), dtype)
+    for red in ("mean", "sum", "none"):
+        yield SampleInput((empty, empty), {"reduction": red}, name=f"empty N=0 {red}")
+    yield SampleInput(
+        (empty, empty), {"weight": np.zeros((0,), dtype), "avg_factor": 1.0}, name="empty weighted"
+    )
+    yield SampleInput((_logits(rng, (n, 1), dtype), _hard(rng, (n, 1), dtype), w_n), name="C=1")
+    yield SampleInput((x, hard.astype(np.int64)), name="int64 targets")
+    yield SampleInput((_logits(rng, (7,), dtype), _soft(rng, (7,), dtype)), name="1-D")
+    big = _logits(rng, (64, 80), dtype)
+    yield SampleInput((big, _hard(rng, (64, 80), dtype)), {"reduction": "sum"}, name="64x80 sum")
+    yield SampleInput(
+        (_logits(rng, (2, 3, 4), dtype), _soft(rng, (2, 3, 4), dtype)), name="3-D pred"
+    )
+
+
+def focal_errors() -> Iterator[ErrorInput]:
+    rng = np.random.default_rng(0)
+    x, t = _logits(rng, (4, 3), "float32"), _hard(rng, (4, 3), "float32")
+    yield ErrorInput(SampleInput((x, t[:, :2])), ValueError, r"target must have the same shape")
+    yield ErrorInput(SampleInput((x.astype(np.int32), t)), TypeError, r"pred must be a floating")
+    yield ErrorInput(SampleInput((x, t), {"reduction": "avg"}), ValueError, r"reduction must be")
+    yield ErrorInput(
+        SampleInput((x, t), {"reduction": "sum", "avg_factor": 2.0}),
+        ValueError,
+        r"avg_factor can not be used with reduction=\"sum\"",
+    )
+    for bad in ((5,), (4, 2), (1, 3), (4, 3, 1)):
+        yield ErrorInput(
+            SampleInput((x, t), {"weight": np.ones(bad, np.float32)}),
+            ValueError,
+            r"weight must have shape \(N,\), \(N\*C,\) or \(N, C\)",
+        )
+    yield ErrorInput(SampleInput((x, t), {"gamma": -1.0}), ValueError, r"gamma must be >= 0")
+    yield ErrorInput(SampleInput((x, t), {"weight": [1.0] * 4}), TypeError, r"weight must be a")
+    yield ErrorInput(SampleInput((x, t), {"avg_factor": "4"}), TypeError, r"avg_factor must be")
+
+
+def focal_cell_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    n, c = 5, 4
+    x, hard, soft = (
+        _logits(rng, (n, c), dtype),
+        _hard(rng, (n, c), dtype),
+        _soft(rng, (n, c), dtype),
+    )
+    w_n = rng.uniform(size=(n,)).astype(dtype)
+    w_nc = rng.uniform(size=(n, c)).astype(dtype)
+    yield SampleInput((x, hard), name="defaults")
+    yield SampleInput(
+        (x, soft),
+        init_kwargs={"weight": w_n, "gamma": 1.0, "alpha": 0.5, "reduction": "sum"},
+        name="ctor weight, sum",
+    )
+    yield SampleInput(
+        (x, hard),
+        {"reduction_override": "none"},
+        init_kwargs={"avg_factor": 2.0},
+        name="ctor avg_factor, override none",
+    )
+    yield SampleInput(
+        (x, hard), {"weight": w_nc}, init_kwargs={"weight": w_n}, name="per-call weight wins"
+    )
+    yield SampleInput((x, soft), {"avg_factor": 4.0}, name="per-call avg_factor")
+    yield SampleInput((x, hard), {"reduction_override": "sum"}, name="override sum")
+    yield SampleInput((x, soft), init_kwargs={"loss_weight": 0.3}, name="loss_weight 0.3")
+    yield SampleInput((_extreme(rng, (n, c), dtype), hard), name="logits +-1e4")
+
+
+def focal_cell_errors() -> Iterator[ErrorInput]:
+    rng = np.random.default_rng(0)
+    x, t = _logits(rng, (4, 3), "float32"), _hard(rng, (4, 3), "float32")
+    yield ErrorInput(
+        SampleInput((x, t), {"reduction_override": "avg"}),
+        ValueError,
+        r"reduction_override must be",
+    )
+    yield ErrorInput(
+        SampleInput((x, t), init_kwargs={"reduction": "elementwise"}), ValueError, r"reduction must"
+    )
+    yield ErrorInput(
+        SampleInput((x, t), init_kwargs={"reduction": "sum", "avg_factor": 1.0}),
+        ValueError,
+        r"avg_factor can not be used",
+    )
+    yield ErrorInput(
+        SampleInput((x, t), {"weight": np.ones((7,), np.float32)}), ValueError, r"weight must"
+    )
+
+
+def weight_reduce_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    loss = rng.uniform(size=(4, 3)).astype(dtype)
+    for red in ("none", "mean", "sum"):
+        yield SampleInput((loss,), {"reduction": red}, name=f"no weight {red}")
+    yield SampleInput((loss, rng.uniform(size=(4, 1)).astype(dtype)), name="weight (N,1)")
+    yield SampleInput((loss, rng.uniform(size=(4, 3)).astype(dtype), "sum"), name="weight sum")
+    yield SampleInput((loss, None, "mean", 2.5), name="avg_factor")
+    yield SampleInput((loss, None, "none", 2.5), name="avg_factor none")
+    yield SampleInput((np.zeros((0, 3), dtype),), name="empty mean")
+
+
+def weight_reduce_errors() -> Iterator[ErrorInput]:
+    loss = np.ones((4, 3), np.float32)
+    yield ErrorInput(SampleInput((loss, None, "max")), ValueError, r"reduction must be")
+    yield ErrorInput(SampleInput((loss, None, "sum", 2.0)), ValueError, r"avg_factor can not")
+    yield ErrorInput(
+        SampleInput((loss, np.ones((4,), np.float32))), ValueError, r"weight must have as many dims"
+    )
+    yield ErrorInput(
+        SampleInput((loss, np.ones((2, 3), np.float32))), ValueError, r"does not broadcast"
+    )
+
+
+OPS: List[OpInfo] = [
+    OpInfo(
+        name="losses.sigmoid_focal_loss",
+        op=sigmoid_focal_loss,
+        ref=_ref("py_sigmoid_focal_loss"),
+        mirrors="mmdet.models.losses.focal_loss.py_sigmoid_focal_loss",
+        sample_inputs=focal_samples,
+        error_inputs=focal_errors,
+    ),
+    OpInfo(
+        name="losses.SigmoidFocalLoss",
+        op=SigmoidFocalLoss,
+        ref=_ref("sigmoid_focal_loss_module"),
+        mirrors="mmdet.models.losses.FocalLoss(use_sigmoid=True)",
+        sample_inputs=focal_cell_samples,
+        error_inputs=focal_cell_errors,
+        is_cell=True,
+    ),
+    OpInfo(
+        name="losses.weight_reduce_loss",
+        op=weight_reduce_loss,
+        ref=_ref("weight_reduce_loss"),
+        mirrors="mmdet.models.losses.utils.weight_reduce_loss",
+        sample_inputs=weight_reduce_samples,
+        error_inputs=weight_reduce_errors,
+        grad_argnums=(0,),
+    ),
+]

@@ -1,0 +1,186 @@
+"""Run op database entries: PyTorch once, MindSpore in each mode, compare; used by the tests
+and by ``mscompat parity``."""
+
+from __future__ import annotations
+
+import re
+import traceback
+from dataclasses import dataclass, field
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from mscompat.testing.opinfo import ErrorInput, OpInfo, SampleInput
+from mscompat.testing.parity import (
+    MODES,
+    ParityReport,
+    compare_runs,
+    make_cotangents,
+    run_mindspore,
+    run_torch,
+)
+
+__all__ = ["CaseResult", "check_error_input", "iter_cases", "run_case"]
+
+
+@dataclass
+class CaseResult:
+    """One sample of one entry in one dtype: PyTorch's results and MindSpore's per mode."""
+
+    info: OpInfo
+    sample: SampleInput
+    dtype: str
+    expected_out: List[np.ndarray] = field(default_factory=list)
+    expected_grads: List[np.ndarray] = field(default_factory=list)
+    outs: Dict[str, List[np.ndarray]] = field(default_factory=dict)
+    grads: Dict[str, List[np.ndarray]] = field(default_factory=dict)
+    errors: Dict[str, str] = field(default_factory=dict)
+
+    def report(self, mode: str, kind: str) -> ParityReport:
+        """Compare ``mode`` (``'pynative'``/``'graph'``) with PyTorch for ``kind``
+        (``'forward'``/``'grad'``)."""
+        report = ParityReport()
+        if "torch" in self.errors:
+            raise RuntimeError(f"the PyTorch reference failed:\n{self.errors['torch']}")
+        if mode in self.errors:
+            raise RuntimeError(f"mscompat failed in {mode} mode:\n{self.errors[mode]}")
+        if kind == "forward":
+            labels = [f"output[{i}]" for i in range(len(self.expected_out))]
+            compare_runs(
+                report, mode, self.outs[mode], self.expected_out, labels, kind, self.info.tolerance
+            )
+        else:
+            labels = [f"grad[arg {i}]" for i in self.info.grad_argnums]
+            compare_runs(
+                report,
+                mode,
+                self.grads[mode],
+                self.expected_grads,
+                labels,
+                kind,
+                self.info.tolerance,
+            )
+        return report
+
+    def graph_vs_pynative(self) -> ParityReport:
+        """Graph mode against PyNative, outputs and gradients, with the table's tolerance."""
+        report = ParityReport()
+        for mode in MODES:
+            if mode in self.errors:
+                raise RuntimeError(f"mscompat failed in {mode} mode:\n{self.errors[mode]}")
+        n = len(self.outs["pynative"])
+        compare_runs(
+            report,
+            "graph",
+            self.outs["graph"],
+            self.outs["pynative"],
+            [f"output[{i}] vs pynative" for i in range(n)],
+            "forward",
+            self.info.tolerance,
+        )
+        compare_runs(
+            report,
+            "graph",
+            self.grads["graph"],
+            self.grads["pynative"],
+            [f"grad[arg {i}] vs pynative" for i in self.info.grad_argnums],
+            "grad",
+            self.info.tolerance,
+        )
+        return report
+
+    @property
+    def has_grad(self) -> bool:
+        return bool(self.expected_grads)
+
+
+def _grad_argnums(info: OpInfo, sample: SampleInput) -> Tuple[int, ...]:
+    return tuple(
+        i
+        for i in info.grad_argnums
+        if i < len(sample.args)
+        and isinstance(sample.args[i], np.ndarray)
+        and sample.args[i].dtype.kind == "f"
+    )
+
+
+_CACHE: Dict[Tuple[str, str, int], CaseResult] = {}
+
+
+def run_case(
+    info: OpInfo, dtype: str, index: int, modes: Sequence[str] = MODES, seed: int = 0
+) -> CaseResult:
+    """Run sample ``index`` of ``info`` in ``dtype``: PyTorch once, MindSpore in every mode.
+
+    Results are cached per (entry, dtype, index), so the forward, gradient and graph-vs-PyNative
+    tests of one case share a single run (and a single graph compilation).
+    """
+    key = (info.full_name, dtype, index)
+    if key in _CACHE and all(m in _CACHE[key].outs or m in _CACHE[key].errors for m in modes):
+        return _CACHE[key]
+    sample = info.samples(dtype, seed)[index]
+    result = CaseResult(info, sample, dtype)
+    argnums = _grad_argnums(info, sample)
+    try:
+        ref = info.torch_callable(sample)
+        result.expected_out, _ = run_torch(ref, sample.args, sample.kwargs)
+        cts = make_cotangents(result.expected_out, np.random.default_rng(seed + 1))
+        if argnums and any(c is not None for c in cts):
+            _, result.expected_grads = run_torch(
+                ref, sample.args, sample.kwargs, grad_argnums=argnums, cotangents=cts
+            )
+        else:
+            argnums = ()
+    except Exception:
+        result.errors["torch"] = traceback.format_exc()
+        _CACHE[key] = result
+        return result
+    for mode in modes:
+        if mode == "graph" and not info.supports_graph:
+            continue
+        try:
+            fn = info.ms_callable(sample)
+            result.outs[mode], result.grads[mode] = run_mindspore(
+                fn, sample.args, sample.kwargs, mode=mode, grad_argnums=argnums, cotangents=cts
+            )
+        except Exception:
+            result.errors[mode] = traceback.format_exc()
+    _CACHE[key] = result
+    return result
+
+
+def iter_cases(
+    op_db: Iterable[OpInfo], dtypes: Optional[Sequence[str]] = None, seed: int = 0
+) -> Iterator[Tuple[OpInfo, str, int, SampleInput]]:
+    """Every (entry, dtype, sample index, sample) of ``op_db``, in a stable order."""
+    for info in op_db:
+        for dtype in info.dtypes:
+            if dtypes is not None and dtype not in dtypes:
+                continue
+            for index, sample in enumerate(info.samples(dtype, seed)):
+                yield info, dtype, index, sample
+
+
+def check_error_input(info: OpInfo, error: ErrorInput, mode: str) -> Optional[str]:
+    """None if the call raises the expected error in ``mode``, else what happened instead."""
+    import mindspore as ms
+
+    from mscompat.testing.parity import _to_ms
+
+    sample = error.sample
+    try:
+        fn = info.ms_callable(sample)
+        args = [_to_ms(a) for a in sample.args]
+        kwargs = {k: _to_ms(v) for k, v in sample.kwargs.items()}
+
+        def call(*a: object) -> object:
+            return fn(*a, **kwargs)
+
+        (ms.jit(call) if mode == "graph" else call)(*args)
+    except Exception as exc:  # noqa: BLE001 - we inspect what was raised
+        if not isinstance(exc, error.error_type):
+            return f"raised {type(exc).__name__}: {exc}, expected {error.error_type.__name__}"
+        if not re.search(error.match, str(exc)):
+            return f"message {str(exc)!r} does not match {error.match!r}"
+        return None
+    return f"no error raised, expected {error.error_type.__name__} matching {error.match!r}"

@@ -1,0 +1,66 @@
+"""Generic parity tests generated from the op database (mscompat.testing.OP_DB).
+
+Every entry gets, for every dtype and sample: forward parity against PyTorch in PyNative and
+graph mode, gradient parity (mindspore.grad vs torch autograd), graph vs PyNative, and every
+error input in both modes. One run per case is shared by all its tests (runner cache).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from mscompat.testing import OP_DB
+from mscompat.testing.runner import check_error_input, iter_cases, run_case
+
+CASES = [
+    pytest.param(info, dtype, index, id=f"{info.full_name}-{dtype}-{index}-{sample.describe()}")
+    for info, dtype, index, sample in iter_cases(OP_DB)
+]
+ERRORS = [
+    pytest.param(info, err, id=f"{info.full_name}-{i}-{err.error_type.__name__}-{err.match[:30]}")
+    for info in OP_DB
+    for i, err in enumerate(info.error_inputs())
+]
+MODES = ["pynative", "graph"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("info,dtype,index", CASES)
+def test_forward_parity(info, dtype, index, mode):
+    if mode == "graph" and not info.supports_graph:
+        pytest.skip(f"{info.full_name} does not support graph mode")
+    report = run_case(info, dtype, index).report(mode, "forward")
+    assert report.ok, "\n" + report.format()
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("info,dtype,index", CASES)
+def test_grad_parity(info, dtype, index, mode):
+    result = run_case(info, dtype, index)
+    if not result.has_grad:
+        pytest.skip("no differentiable input in this sample")
+    report = result.report(mode, "grad")
+    assert report.ok, "\n" + report.format()
+
+
+@pytest.mark.parametrize("info,dtype,index", CASES)
+def test_graph_matches_pynative(info, dtype, index):
+    if not info.supports_graph:
+        pytest.skip(f"{info.full_name} does not support graph mode")
+    report = run_case(info, dtype, index).graph_vs_pynative()
+    assert report.ok, "\n" + report.format()
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("info,err", ERRORS)
+def test_error_inputs(info, err, mode):
+    problem = check_error_input(info, err, mode)
+    assert problem is None, problem
+
+
+def test_every_entry_has_samples_errors_and_reference():
+    for info in OP_DB:
+        assert info.mirrors, f"{info.full_name} does not say which API it mirrors"
+        assert list(info.error_inputs()), f"{info.full_name} has no error inputs"
+        for dtype in info.dtypes:
+            assert info.samples(dtype), f"{info.full_name} has no samples for {dtype}"
