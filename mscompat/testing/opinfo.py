@@ -76,6 +76,9 @@ class OpInfo:
             the ``init_kwargs`` and returning the callable.
         sample_inputs: ``(dtype_name, rng) -> SampleInput...``, edge cases included.
         mirrors: the PyTorch/MMDetection API this entry mirrors (docs and reports).
+        torch_apis: fully qualified PyTorch-side names this entry is a drop-in for (e.g.
+            ``"torch.sort"``, ``"torch.Tensor.sort"``, ``"torch.nn.Flatten"``); ``mscompat scan``
+            maps call sites to mscompat through them.
         error_inputs: ``() -> ErrorInput...``.
         dtypes: NumPy dtype names the op supports.
         grad_argnums: positional inputs to differentiate; empty if not differentiable.
@@ -90,6 +93,7 @@ class OpInfo:
     ref: Callable[..., Any]
     sample_inputs: SampleFn
     mirrors: str = ""
+    torch_apis: Tuple[str, ...] = ()
     error_inputs: Callable[[], Iterable[ErrorInput]] = _no_errors
     dtypes: Tuple[str, ...] = ("float16", "float32", "float64")
     grad_argnums: Tuple[int, ...] = (0,)
@@ -97,6 +101,12 @@ class OpInfo:
     is_cell: bool = False
     tolerance_overrides: Sequence[ToleranceOverride] = ()
     variant: str = ""
+
+    @property
+    def import_line(self) -> str:
+        """``from mscompat.<package> import <name>`` for this entry."""
+        package, _, name = self.name.rpartition(".")
+        return f"from mscompat.{package} import {name}"
 
     @property
     def full_name(self) -> str:

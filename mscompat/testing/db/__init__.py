@@ -1,15 +1,29 @@
-"""The op database: every entry of every op family, in one list."""
+"""The op database: every entry of every op family, in one list.
+
+Each module in this package defines ``OPS: List[OpInfo]``; they are collected here in module
+name order, so adding a family is adding a module.
+"""
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from typing import List
 
-from mscompat.testing.db import losses
 from mscompat.testing.opinfo import OpInfo
 
 __all__ = ["OP_DB", "get_op"]
 
-OP_DB: List[OpInfo] = [*losses.OPS]
+
+def _collect() -> List[OpInfo]:
+    entries: List[OpInfo] = []
+    for mod in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"{__name__}.{mod.name}")
+        entries.extend(getattr(module, "OPS", []))
+    return entries
+
+
+OP_DB: List[OpInfo] = _collect()
 
 
 def get_op(name: str) -> OpInfo:
