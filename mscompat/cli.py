@@ -103,6 +103,29 @@ def _parity(args: argparse.Namespace) -> int:
     return 1 if failures else 0
 
 
+def _bench(args: argparse.Namespace) -> int:
+    import mindspore as ms
+
+    from mscompat.testing import OP_DB
+    from mscompat.testing.bench import bench_op, format_results, select
+
+    ms.set_device(args.device)
+    entries = select(OP_DB, args.op)
+    if not entries:
+        print(f"no benchmarked op matches {args.op}", file=sys.stderr)
+        return 2
+    results = []
+    for info in entries:
+        if not args.quiet:
+            print(f"benchmarking {info.full_name} ...", file=sys.stderr, flush=True)
+        results.extend(bench_op(info, repeat=args.repeat))
+    print(format_results(results))
+    if args.rst:
+        with open(args.rst, "w", encoding="utf-8") as f:
+            f.write(format_results(results, rst=True) + "\n")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     from mscompat import __version__
 
@@ -122,6 +145,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--show-failures", type=int, default=5, metavar="N")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress line")
     p.set_defaults(func=_parity)
+    b = sub.add_parser("bench", help="time ops against PyTorch on the same input (ratios)")
+    b.add_argument("--op", action="append", help="only ops whose name contains this")
+    b.add_argument("--repeat", type=int, default=10)
+    b.add_argument("--device", default=os.environ.get("MSCOMPAT_DEVICE", "CPU"))
+    b.add_argument("--rst", metavar="PATH", help="also write a reST table (docs)")
+    b.add_argument("-q", "--quiet", action="store_true")
+    b.set_defaults(func=_bench)
     return parser
 
 

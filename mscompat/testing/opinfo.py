@@ -10,7 +10,7 @@ every check for it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterable, Mapping, Sequence, Tuple, Type
+from typing import Any, Callable, Dict, Iterable, Mapping, Optional, Sequence, Tuple, Type
 
 import numpy as np
 
@@ -86,6 +86,10 @@ class OpInfo:
         is_cell: ``op`` is a Cell class constructed with each sample's ``init_kwargs``.
         tolerance_overrides: exceptions to the tolerance table, each with a reason.
         variant: a label for a second entry of the same op (e.g. a forced backend).
+        dispatch_op: the op's name in :mod:`mscompat.custom_ops.registry`, when its
+            implementation is chosen there; the database then holds one variant per backend.
+        backend: for a variant, the backend forced while it runs.
+        bench_input: ``() -> SampleInput`` of about 1e6 float32 elements for ``mscompat bench``.
     """
 
     name: str
@@ -101,6 +105,9 @@ class OpInfo:
     is_cell: bool = False
     tolerance_overrides: Sequence[ToleranceOverride] = ()
     variant: str = ""
+    dispatch_op: str = ""
+    backend: str = ""
+    bench_input: Optional[Callable[[], SampleInput]] = None
 
     @property
     def import_line(self) -> str:

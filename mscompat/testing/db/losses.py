@@ -94,6 +94,14 @@ def focal_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]
     )
 
 
+def focal_bench() -> SampleInput:
+    rng = np.random.default_rng(0)
+    shape = (12500, 80)  # 1e6 elements: a RetinaNet-like batch of anchors x COCO classes
+    return SampleInput(
+        (_logits(rng, shape, "float32"), _hard(rng, shape, "float32")), name="1e6 elements"
+    )
+
+
 def focal_errors() -> Iterator[ErrorInput]:
     rng = np.random.default_rng(0)
     x, t = _logits(rng, (4, 3), "float32"), _hard(rng, (4, 3), "float32")
@@ -202,6 +210,7 @@ OPS: List[OpInfo] = [
         ),
         sample_inputs=focal_samples,
         error_inputs=focal_errors,
+        bench_input=focal_bench,
     ),
     OpInfo(
         name="losses.SigmoidFocalLoss",

@@ -1,0 +1,168 @@
+"""Time mscompat against PyTorch on the same input, in one process, side by side.
+
+For an op database entry with a ``bench_input`` (about 1e6 float32 elements), measures PyTorch
+CPU eager, mscompat in PyNative and mscompat in graph mode (``ms.jit``, compiled before timing),
+forward and forward+backward, as the median of repeated runs, and reports the ratio
+``mscompat graph / PyTorch eager`` (below 1.0: mscompat is faster).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, List, Optional, Sequence
+
+import numpy as np
+
+from mscompat.testing.opinfo import OpInfo, SampleInput
+from mscompat.testing.parity import _scalarized, _to_ms, make_cotangents, run_torch
+
+__all__ = ["BenchResult", "bench_op", "format_results"]
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    """Median wall times in milliseconds for one entry and one direction."""
+
+    op: str
+    direction: str  # "forward" or "forward+backward"
+    elements: int
+    torch_ms: float
+    pynative_ms: float
+    graph_ms: float
+
+    @property
+    def ratio(self) -> float:
+        """mscompat graph mode time / PyTorch eager time."""
+        return self.graph_ms / self.torch_ms
+
+
+def _median_ms(fn: Callable[[], Any], repeat: int, min_time: float = 0.2) -> float:
+    fn()  # warm-up (and graph compilation)
+    times: List[float] = []
+    start = time.perf_counter()
+    while len(times) < repeat or (time.perf_counter() - start < min_time and len(times) < 200):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1e3
+
+
+def bench_op(info: OpInfo, repeat: int = 10, backward: bool = True) -> List[BenchResult]:
+    """Benchmark one entry on its ``bench_input``; forward, and forward+backward if any."""
+    import mindspore as ms
+    import torch
+
+    if info.bench_input is None:
+        raise ValueError(f"{info.full_name} has no bench_input")
+    sample: SampleInput = info.bench_input()
+    elements = max(int(np.asarray(a).size) for a in sample.args if isinstance(a, np.ndarray))
+    fn = info.ms_callable(sample)
+    ref = info.torch_callable(sample)
+    ms_args = [_to_ms(a) for a in sample.args]
+    ms_kwargs = {k: _to_ms(v) for k, v in sample.kwargs.items()}
+    t_args = [torch.from_numpy(a.copy()) if isinstance(a, np.ndarray) else a for a in sample.args]
+    t_kwargs = {
+        k: torch.from_numpy(np.array(v)) if isinstance(v, np.ndarray) else v
+        for k, v in sample.kwargs.items()
+    }
+
+    def call(*a: Any) -> Any:
+        return fn(*a, **ms_kwargs)
+
+    jitted = ms.jit(call)
+
+    def sync(out: Any) -> None:
+        for o in out if isinstance(out, tuple) else (out,):
+            o.asnumpy()
+
+    results = [
+        BenchResult(
+            info.full_name,
+            "forward",
+            elements,
+            _median_ms(lambda: ref(*t_args, **t_kwargs), repeat),
+            _median_ms(lambda: sync(call(*ms_args)), repeat),
+            _median_ms(lambda: sync(jitted(*ms_args)), repeat),
+        )
+    ]
+    argnums = [
+        i
+        for i in info.grad_argnums
+        if i < len(sample.args)
+        and isinstance(sample.args[i], np.ndarray)
+        and sample.args[i].dtype.kind == "f"
+    ]
+    if backward and argnums:
+        outs, _ = run_torch(ref, sample.args, sample.kwargs)
+        cts = make_cotangents(outs, np.random.default_rng(0))
+        t_cts = [torch.from_numpy(c) if c is not None else None for c in cts]
+        ms_cts = [ms.Tensor(c.astype(np.float32)) if c is not None else None for c in cts]
+
+        def torch_fb() -> None:
+            leaves = [
+                t.detach().requires_grad_(i in argnums) if isinstance(t, torch.Tensor) else t
+                for i, t in enumerate(t_args)
+            ]
+            out = ref(*leaves, **t_kwargs)
+            out = out if isinstance(out, tuple) else (out,)
+            pairs = [(o, c) for o, c in zip(out, t_cts) if c is not None]
+            torch.autograd.backward([p[0] for p in pairs], [p[1] for p in pairs])
+
+        grad_fn = ms.grad(_scalarized(call, ms_cts), grad_position=tuple(argnums))
+        grad_jit = ms.jit(grad_fn)
+        results.append(
+            BenchResult(
+                info.full_name,
+                "forward+backward",
+                elements,
+                _median_ms(torch_fb, repeat),
+                _median_ms(lambda: sync(grad_fn(*ms_args)), repeat),
+                _median_ms(lambda: sync(grad_jit(*ms_args)), repeat),
+            )
+        )
+    return results
+
+
+def format_results(results: Sequence[BenchResult], rst: bool = False) -> str:
+    """A plain-text (or reStructuredText simple) table of ``results``."""
+    head = (
+        "op",
+        "direction",
+        "elements",
+        "torch eager ms",
+        "mscompat pynative ms",
+        "mscompat graph ms",
+        "graph / torch",
+    )
+    rows = [head] + [
+        (
+            r.op if not rst else f"``{r.op}``",
+            r.direction,
+            f"{r.elements:.0e}",
+            f"{r.torch_ms:.2f}",
+            f"{r.pynative_ms:.2f}",
+            f"{r.graph_ms:.2f}",
+            f"{r.ratio:.2f}",
+        )
+        for r in results
+    ]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+    line = "  ".join("=" * w if rst else "-" * w for w in widths)
+    out = [line] if rst else []
+    out.append("  ".join(c.ljust(w) for c, w in zip(head, widths)).rstrip())
+    out.append(line)
+    out += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows[1:]]
+    if rst:
+        out.append(line)
+    return "\n".join(out)
+
+
+def select(op_db: Sequence[OpInfo], names: Optional[Sequence[str]]) -> List[OpInfo]:
+    """Entries with a bench input whose name contains one of ``names`` (all if None)."""
+    return [
+        i
+        for i in op_db
+        if i.bench_input is not None and (not names or any(n in i.full_name for n in names))
+    ]
