@@ -230,7 +230,7 @@ def which(op: str, device: Optional[str] = None) -> Choice:
                 f"{[b for b in sorted(impls) if available(op, b, device)[0]]}"
             )
         return Choice(op, forced, device, f"{why}; {reason}", True)
-    skipped = []
+    skipped: List[str] = []
     for backend in _ORDER.get(op, DEFAULT_ORDER):
         if backend not in impls:
             continue
