@@ -1,5 +1,32 @@
-"""Custom kernels and the dispatch layer that chooses between implementations."""
+"""Custom kernels and the dispatch layer that chooses between implementations.
 
-from typing import List
+See :mod:`mscompat.custom_ops.registry` for how a backend is chosen and forced.
+"""
 
-__all__: List[str] = []
+from mscompat.custom_ops.registry import (
+    BACKENDS,
+    ENV_VAR,
+    BackendNotAvailableError,
+    Choice,
+    available,
+    dispatch,
+    implementations,
+    register,
+    registered_ops,
+    use_backend,
+    which,
+)
+
+__all__ = [
+    "BACKENDS",
+    "ENV_VAR",
+    "BackendNotAvailableError",
+    "Choice",
+    "available",
+    "dispatch",
+    "implementations",
+    "register",
+    "registered_ops",
+    "use_backend",
+    "which",
+]
