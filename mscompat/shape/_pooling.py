@@ -1,0 +1,231 @@
+"""Shared pieces of the pooling ops: argument parsing, window tables and the max selection.
+
+Pooling is done one spatial dim at a time (separably) with static window tables: a table of
+shape ``(O, K)`` lists, for each output position along a dim, the input positions of its window
+in window order. Positions outside the input (padding, or the short bins of adaptive pooling)
+are replaced by the nearest valid position of the same window, so the table stays monotone and
+a duplicate only ever repeats its neighbour: the first maximum and the last NaN then land on the
+same input position as PyTorch's loop ``if (val > maxval || isnan(val))`` picks.
+
+The separable selection is exact: in row-major window order, the first maximum of a 2-D window
+is the first maximum of the first row that holds the maximum, and the last NaN is the last NaN
+of the last row that holds a NaN. The tables are built with NumPy from static shapes, so they
+are compile-time constants under ``ms.jit``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, List, Optional, Sequence, Tuple
+
+import mindspore as ms
+import numpy as np
+from mindspore import Tensor, ops
+
+from mscompat._checks import check_tensor, is_float_dtype
+
+__all__: List[str] = []
+
+_DIM_NAMES = {1: "1d", 2: "2d", 3: "3d"}
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+
+
+def ntuple(value: Any, n: int, name: str, fn: str) -> Tuple[int, ...]:
+    """``value`` (an int or a sequence of ``n`` ints) as a tuple of ``n`` ints."""
+    if _is_int(value):
+        return (int(value),) * n
+    if isinstance(value, (tuple, list)):
+        if len(value) == 1 and _is_int(value[0]):
+            return (int(value[0]),) * n
+        if len(value) == n and all(_is_int(v) for v in value):
+            return tuple(int(v) for v in value)
+    raise TypeError(f"{fn}(): {name} must be an int or a tuple of {n} ints, but got {value!r}")
+
+
+def check_pool_input(x: Any, n: int, fn: str, name: str = "input") -> Tensor:
+    """Return ``x``; it must be a float Tensor of ``n + 1`` or ``n + 2`` dims whose non-batch
+    dims are not empty (PyTorch's rule: only the batch dim may be 0)."""
+    x = check_tensor(x, name)
+    if not is_float_dtype(x.dtype):
+        raise TypeError(
+            f"{fn}(): {name} must be a floating-point Tensor (float16, float32 or float64), "
+            f"but got dtype {x.dtype}"
+        )
+    if x.ndim not in (n + 1, n + 2):
+        raise ValueError(
+            f"{fn}(): Expected {n + 1}D or {n + 2}D (batch mode) {name}, "
+            f"but got {name} of shape {x.shape}"
+        )
+    for d in range(1 if x.ndim == n + 2 else 0, x.ndim):
+        if x.shape[d] == 0 and (x.ndim == n + 2 or d > 0):
+            raise ValueError(
+                f"{fn}(): Expected {name} to have non-zero size for non-batch dimensions, "
+                f"but got {name} of shape {x.shape} with dimension {d} being empty"
+            )
+    return x
+
+
+def adaptive_output_size(output_size: Any, spatial: Sequence[int], fn: str) -> Tuple[int, ...]:
+    """``output_size`` (int, or tuple with ints or None meaning the input's size) as ints."""
+    n = len(spatial)
+    if output_size is None or isinstance(output_size, bool):
+        raise TypeError(
+            f"{fn}(): output_size must be an int or a tuple of {n} ints or None, "
+            f"but got {output_size!r}"
+        )
+    if _is_int(output_size):
+        sizes: Tuple[Any, ...] = (output_size,) * n
+    elif isinstance(output_size, (tuple, list)):
+        sizes = tuple(output_size)
+    else:
+        raise TypeError(
+            f"{fn}(): output_size must be an int or a tuple of {n} ints or None, "
+            f"but got {output_size!r}"
+        )
+    if len(sizes) != n:
+        raise ValueError(f"{fn}(): output_size must have {n} elements, but got {output_size!r}")
+    out: List[int] = []
+    for s, size in zip(sizes, spatial):
+        if s is None:
+            out.append(int(size))
+        elif not _is_int(s):
+            raise TypeError(
+                f"{fn}(): output_size must be an int or a tuple of {n} ints or None, "
+                f"but got {output_size!r}"
+            )
+        elif s < 0:
+            raise ValueError(
+                f"{fn}(): elements of output_size must be >= 0, but got {output_size!r}"
+            )
+        else:
+            out.append(int(s))
+    return tuple(out)
+
+
+def adaptive_table(length: int, out: int) -> np.ndarray:
+    """PyTorch's adaptive bins ``[floor(i*L/O), ceil((i+1)*L/O))`` as an ``(O, K)`` table."""
+    starts = [(i * length) // out for i in range(out)]
+    ends = [-((-(i + 1) * length) // out) for i in range(out)]
+    k = max(e - s for s, e in zip(starts, ends))
+    table = np.zeros((out, k), np.int32)
+    for i, (s, e) in enumerate(zip(starts, ends)):
+        table[i] = np.minimum(np.arange(s, s + k), e - 1)
+    return table
+
+
+def adaptive_weights(length: int, out: int, dtype: Any) -> np.ndarray:
+    """``(O, L)`` averaging matrix of PyTorch's adaptive bins (row i: 1/count on its bin)."""
+    w = np.zeros((out, length), dtype)
+    for i in range(out):
+        s, e = (i * length) // out, -((-(i + 1) * length) // out)
+        w[i, s:e] = 1.0 / (e - s)
+    return w
+
+
+def pool_output_length(
+    length: int, kernel: int, stride: int, pad: int, dilation: int, ceil_mode: bool
+) -> int:
+    """PyTorch's ``pooling_output_shape``: the last window must start inside the input or the
+    left padding."""
+    extra = stride - 1 if ceil_mode else 0
+    out = (length + 2 * pad - dilation * (kernel - 1) - 1 + extra) // stride + 1
+    if ceil_mode and (out - 1) * stride >= length + pad:
+        out -= 1
+    return out
+
+
+def pool_table(
+    length: int, out: int, kernel: int, stride: int, pad: int, dilation: int
+) -> Optional[np.ndarray]:
+    """The ``(O, kernel)`` window table of max pooling; None if a window has no valid position."""
+    table = np.zeros((out, kernel), np.int32)
+    for o in range(out):
+        pos = o * stride - pad + dilation * np.arange(kernel)
+        valid = pos[(pos >= 0) & (pos < length)]
+        if valid.size == 0:
+            return None
+        table[o] = np.clip(pos, valid[0], valid[-1])
+    return table
+
+
+def _arange_along(k: int, axis: int, ndim: int) -> Tensor:
+    shape = [1] * ndim
+    shape[axis] = k
+    return Tensor(np.arange(k, dtype=np.int32).reshape(shape))
+
+
+def select_along(g: Tensor, axis: int) -> Tensor:
+    """Position along ``axis`` that PyTorch's max loop picks: the last NaN if any, else the
+    first maximum. int32, ``axis`` removed."""
+    k = g.shape[axis]
+    nan = ops.isnan(g)
+    filled = ops.where(nan, float("-inf"), g)
+    top = ops.amax(filled, axis, True)
+    rng = _arange_along(k, axis, g.ndim)
+    first = ops.amin(ops.where(filled == top, rng, k), axis)
+    last_nan = ops.amax(ops.where(nan, rng, -1), axis)
+    return ops.where(last_nan >= 0, last_nan, first)
+
+
+def max_flat_index(x: Tensor, tables: Sequence[np.ndarray]) -> Tensor:
+    """Flat index into each plane of ``x`` (B, *S) of the element PyTorch's max pooling picks
+    for every window; ``tables[i]`` is the ``(O_i, K_i)`` window table of spatial dim ``i``.
+    Returns int64 of shape (B, prod(O))."""
+    n = len(tables)
+    val = ops.stop_gradient(x)
+    carry = val  # replaced on the first step; keeps the type checker and the parser happy
+    inner = 1
+    for j in range(n):
+        i = n - 1 - j
+        axis = 1 + i
+        table = tables[i]
+        out, k = table.shape
+        length = x.shape[axis]
+        if k == 1:
+            val = ops.gather(val, Tensor(table.reshape(-1)), axis)
+            column = Tensor(table.reshape([out] + [1] * (n - 1 - i)))
+            pos = ops.broadcast_to(column, val.shape)
+        else:
+            g = ops.gather(val, Tensor(table.reshape(-1)), axis)
+            g = g.reshape(val.shape[:axis] + (out, k) + val.shape[axis + 1 :])
+            kk = select_along(g, axis + 1)
+            offs = Tensor((np.arange(out, dtype=np.int32) * k).reshape([out] + [1] * (n - 1 - i)))
+            pos = ops.gather(Tensor(table.reshape(-1)), kk + offs, 0)
+            val = ops.gather_elements(g, axis + 1, kk.expand_dims(axis + 1)).squeeze(axis + 1)
+        if j == 0:
+            carry = pos
+        else:
+            carry = pos * inner + ops.gather_elements(carry, axis, pos)
+        inner = inner * length
+    return ops.stop_gradient(carry.reshape(x.shape[0], -1).astype(ms.int64))
+
+
+def max_flat_index_global(x: Tensor) -> Tensor:
+    """Flat index of PyTorch's pick over each whole plane of ``x`` (B, *S): (B, 1) int64."""
+    flat = ops.stop_gradient(x).reshape(x.shape[0], -1)
+    return ops.stop_gradient(select_along(flat, 1).astype(ms.int64).reshape(-1, 1))
+
+
+def gather_planes(x: Tensor, flat: Tensor, out_spatial: Tuple[int, ...]) -> Tensor:
+    """``x`` (B, *S) gathered at ``flat`` (B, P) per plane, shaped (B, *out_spatial); its
+    gradient scatter-adds to the picked elements, as PyTorch's max pooling backward."""
+    planes = x.reshape(x.shape[0], -1)
+    return ops.gather_elements(planes, 1, flat).reshape((x.shape[0],) + out_spatial)
+
+
+def to_planes(x: Tensor, n: int) -> Tensor:
+    """(N, C, *S) or (C, *S) -> (N*C, *S)."""
+    return x.reshape((-1,) + x.shape[x.ndim - n :])
+
+
+def from_planes(y: Tensor, x: Tensor, n: int) -> Tensor:
+    """(N*C, *O) back to (N, C, *O) or (C, *O) following the layout of ``x``."""
+    return y.reshape(x.shape[: x.ndim - n] + y.shape[1:])
+
+
+def empty_like_output(x: Tensor, n: int, out_spatial: Tuple[int, ...]) -> Tuple[Tensor, Tensor]:
+    """Zero-element (values, int64 indices) for an empty input or an empty output size."""
+    shape = x.shape[: x.ndim - n] + out_spatial
+    return ops.zeros(shape, x.dtype), ops.zeros(shape, ms.int64)
