@@ -1,0 +1,770 @@
+"""Max pooling with PyTorch's windows and indices, and max unpooling that inverts it.
+
+Mirrors ``torch.nn.functional.max_pool{1,2,3}d`` / ``max_unpool{1,2,3}d`` and the
+``nn.MaxPool*`` / ``nn.MaxUnpool*`` modules: same arguments, defaults (``stride=None`` means
+``kernel_size``), output sizes (``ceil_mode``'s rule that the last window must start inside the
+input or the left padding), int64 indices (flat positions in each ``(N, C)`` plane), the element
+picked in each window (the first maximum in window order; a NaN wins, the last NaN of the
+window), and the gradient, which flows to that element only. The migration guide's MaxPool and
+MaxPoolWithArgmax are both :func:`max_pool2d` (indices with ``return_indices=True``).
+
+Output length of a dim of input length :math:`L`:
+
+.. math::
+    L_{out} = \\left\\lfloor \\frac{L + 2p - d(k - 1) - 1 + (s - 1)[\\text{ceil}]}{s}
+    \\right\\rfloor + 1
+
+minus one when ``ceil_mode`` and :math:`(L_{out} - 1)s \\ge L + p`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, List, Optional, Sequence, Tuple, Union
+
+import mindspore as ms
+from mindspore import Tensor, nn, ops
+
+from mscompat._checks import check_tensor
+from mscompat.custom_ops.registry import dispatch, register
+from mscompat.shape._pooling import (
+    check_pool_input,
+    empty_like_output,
+    from_planes,
+    gather_planes,
+    max_flat_index,
+    ntuple,
+    pool_output_length,
+    pool_table,
+    to_planes,
+)
+
+__all__ = [
+    "MaxPool1d",
+    "MaxPool2d",
+    "MaxPool3d",
+    "MaxUnpool1d",
+    "MaxUnpool2d",
+    "MaxUnpool3d",
+    "max_pool1d",
+    "max_pool2d",
+    "max_pool3d",
+    "max_unpool1d",
+    "max_unpool2d",
+    "max_unpool3d",
+]
+
+IntOrTuple = Union[int, Tuple[int, ...], List[int]]
+MaxOut = Union[Tensor, Tuple[Tensor, Tensor]]
+Params = Tuple[Tuple[int, ...], Tuple[int, ...], Tuple[int, ...], Tuple[int, ...]]
+
+
+# ----------------------------------------------------------------------------- validation
+
+
+def _stride(stride: Any, kernel: Tuple[int, ...], n: int, fn: str) -> Tuple[int, ...]:
+    if stride is None or (isinstance(stride, (tuple, list)) and len(stride) == 0):
+        return kernel
+    return ntuple(stride, n, "stride", fn)
+
+
+def _pool_params(
+    x: Tensor,
+    n: int,
+    kernel_size: Any,
+    stride: Any,
+    padding: Any,
+    dilation: Any,
+    ceil_mode: Any,
+    return_indices: Any,
+    fn: str,
+) -> Tuple[Params, Tuple[int, ...]]:
+    """Validated ``(kernel, stride, padding, dilation)`` and the output spatial size."""
+    kernel = ntuple(kernel_size, n, "kernel_size", fn)
+    strides = _stride(stride, kernel, n, fn)
+    pads = ntuple(padding, n, "padding", fn)
+    dils = ntuple(dilation, n, "dilation", fn)
+    if not isinstance(ceil_mode, bool):
+        raise TypeError(f"{fn}(): ceil_mode must be a bool, but got {ceil_mode!r}")
+    if not isinstance(return_indices, bool):
+        raise TypeError(f"{fn}(): return_indices must be a bool, but got {return_indices!r}")
+    for name, values in (("kernel_size", kernel), ("stride", strides), ("dilation", dils)):
+        if min(values) <= 0:
+            raise ValueError(f"{fn}(): {name} must be greater than zero, but got {values}")
+    if min(pads) < 0:
+        raise ValueError(f"{fn}(): padding must be non-negative, but got {pads}")
+    for p, k in zip(pads, kernel):
+        if 2 * p > k:
+            raise ValueError(
+                f"{fn}(): padding should be at most half of kernel size, but got "
+                f"padding={pads} and kernel_size={kernel}"
+            )
+    spatial = x.shape[x.ndim - n :]
+    out = tuple(
+        pool_output_length(spatial[i], kernel[i], strides[i], pads[i], dils[i], ceil_mode)
+        for i in range(n)
+    )
+    if min(out) < 1:
+        raise ValueError(
+            f"{fn}(): Given input size {spatial}, calculated output size {out} is too small "
+            f"(kernel_size={kernel}, stride={strides}, padding={pads}, dilation={dils})"
+        )
+    for i in range(n):
+        if pool_table(spatial[i], out[i], kernel[i], strides[i], pads[i], dils[i]) is None:
+            raise ValueError(
+                f"{fn}(): a pooling window along spatial dim {i} lies entirely in the padding "
+                f"(input size {spatial}, kernel_size={kernel}, padding={pads}, dilation={dils}); "
+                "PyTorch returns -inf with an out-of-range index there"
+            )
+    return (kernel, strides, pads, dils), out
+
+
+# ----------------------------------------------------------------------------- composite
+
+
+def _max_pool_composite(
+    x: Tensor,
+    kernel: Tuple[int, ...],
+    stride: Tuple[int, ...],
+    padding: Tuple[int, ...],
+    dilation: Tuple[int, ...],
+    ceil_mode: bool,
+    return_indices: bool,
+) -> MaxOut:
+    """Separable window gather + PyTorch's pick, then one gather of the picked elements."""
+    n = len(kernel)
+    spatial = x.shape[x.ndim - n :]
+    out = tuple(
+        pool_output_length(spatial[i], kernel[i], stride[i], padding[i], dilation[i], ceil_mode)
+        for i in range(n)
+    )
+    if x.size == 0:
+        values, indices = empty_like_output(x, n, out)
+        if return_indices:
+            return values, indices
+        return values
+    planes = to_planes(x, n)
+    tables = tuple(
+        pool_table(spatial[i], out[i], kernel[i], stride[i], padding[i], dilation[i])
+        for i in range(n)
+    )
+    flat = max_flat_index(planes, tables)
+    values = from_planes(gather_planes(planes, flat, out), x, n)
+    if return_indices:
+        return values, from_planes(flat.reshape((-1,) + out), x, n)
+    return values
+
+
+@register("shape.max_pool1d", "composite", note="window gather + first-max select")
+def _max_pool1d_composite(*args: Any) -> MaxOut:
+    return _max_pool_composite(*args)
+
+
+@register("shape.max_pool2d", "composite", note="separable gather + first-max select")
+def _max_pool2d_composite(*args: Any) -> MaxOut:
+    return _max_pool_composite(*args)
+
+
+@register("shape.max_pool3d", "composite", note="separable gather + first-max select")
+def _max_pool3d_composite(*args: Any) -> MaxOut:
+    return _max_pool_composite(*args)
+
+
+def _max_unpool_composite(x: Tensor, indices: Tensor, out: Tuple[int, ...]) -> Tensor:
+    """Scatter each plane's values to their indices (a later duplicate overwrites)."""
+    n = len(out)
+    shape = x.shape[: x.ndim - n] + out
+    if x.size == 0:
+        return ops.zeros(shape, x.dtype)
+    b = 1
+    for s in x.shape[: x.ndim - n]:
+        b *= s
+    planes = x.reshape(b, -1)
+    idx = indices.reshape(b, -1)
+    size = 1
+    for s in out:
+        size *= s
+    result = ops.tensor_scatter_elements(ops.zeros((b, size), x.dtype), idx, planes, 1)
+    return result.reshape(shape)
+
+
+@register("shape.max_unpool1d", "composite", note="tensor_scatter_elements per plane")
+def _max_unpool1d_composite(x: Tensor, indices: Tensor, out: Tuple[int, ...]) -> Tensor:
+    return _max_unpool_composite(x, indices, out)
+
+
+@register("shape.max_unpool2d", "composite", note="tensor_scatter_elements per plane")
+def _max_unpool2d_composite(x: Tensor, indices: Tensor, out: Tuple[int, ...]) -> Tensor:
+    return _max_unpool_composite(x, indices, out)
+
+
+@register("shape.max_unpool3d", "composite", note="tensor_scatter_elements per plane")
+def _max_unpool3d_composite(x: Tensor, indices: Tensor, out: Tuple[int, ...]) -> Tensor:
+    return _max_unpool_composite(x, indices, out)
+
+
+# ----------------------------------------------------------------------------- front doors
+
+
+def max_pool1d(
+    input: Tensor,
+    kernel_size: IntOrTuple,
+    stride: Optional[IntOrTuple] = None,
+    padding: IntOrTuple = 0,
+    dilation: IntOrTuple = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> MaxOut:
+    """1-D max pooling, as ``torch.nn.functional.max_pool1d``.
+
+    Window :math:`j` covers positions :math:`js - p + id`, :math:`i < k`, that lie inside the
+    input (padding never wins). The value is the window's maximum; the index is the first
+    maximum in window order, or the last NaN when the window holds NaN (NaN propagates).
+
+    Args:
+        input (Tensor[N, C, L] or Tensor[C, L]): float16, float32 or float64.
+        kernel_size (int | tuple[int]): window size :math:`k`.
+        stride (int | tuple[int], optional): :math:`s`. Default: ``kernel_size``.
+        padding (int | tuple[int]): implicit :math:`-\\infty` padding :math:`p \\le k/2`.
+            Default: 0.
+        dilation (int | tuple[int]): spacing :math:`d` of the window elements. Default: 1.
+        ceil_mode (bool): ceil instead of floor in the output length (the last window must
+            start inside the input or the left padding). Default: False.
+        return_indices (bool): also return the int64 indices. Default: False.
+
+    Returns:
+        Tensor[N, C, L_out] (or [C, L_out]), and with ``return_indices`` a tuple whose second
+        element is the int64 positions in the last dim of ``input``.
+
+    Raises:
+        TypeError: ``input`` not a float Tensor, sizes not ints, flags not bools.
+        ValueError: ``input`` not 2-D/3-D, an empty non-batch dim, non-positive sizes,
+            ``padding > kernel_size / 2``, an output length < 1, or a window entirely in the
+            padding.
+
+    Example:
+        >>> import mindspore as ms
+        >>> from mscompat.shape import max_pool1d
+        >>> x = ms.Tensor([[[1.0, 3.0, 3.0, 0.0, 5.0]]])
+        >>> values, indices = max_pool1d(x, 2, ceil_mode=True, return_indices=True)
+        >>> values
+        Tensor(shape=[1, 1, 3], dtype=Float32, value=
+        [[[ 3.00000000e+00,  3.00000000e+00,  5.00000000e+00]]])
+        >>> indices
+        Tensor(shape=[1, 1, 3], dtype=Int64, value=
+        [[[1, 2, 4]]])
+    """
+    x = check_pool_input(input, 1, "max_pool1d")
+    params, _ = _pool_params(
+        x, 1, kernel_size, stride, padding, dilation, ceil_mode, return_indices, "max_pool1d"
+    )
+    return dispatch("shape.max_pool1d")(x, *params, ceil_mode, return_indices)
+
+
+def max_pool2d(
+    input: Tensor,
+    kernel_size: IntOrTuple,
+    stride: Optional[IntOrTuple] = None,
+    padding: IntOrTuple = 0,
+    dilation: IntOrTuple = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> MaxOut:
+    """2-D max pooling, as ``torch.nn.functional.max_pool2d`` (MaxPool / MaxPoolWithArgmax).
+
+    Per spatial dim as :func:`max_pool1d`. The index is the flat position ``h * W + w`` in each
+    ``(N, C)`` plane of the first maximum in row-major window order (the last NaN if any).
+
+    Args:
+        input (Tensor[N, C, H, W] or Tensor[C, H, W]): float16, float32 or float64.
+        kernel_size (int | tuple[int, int]): window size.
+        stride (int | tuple[int, int], optional): Default: ``kernel_size``.
+        padding (int | tuple[int, int]): at most half the kernel size. Default: 0.
+        dilation (int | tuple[int, int]): Default: 1.
+        ceil_mode (bool): ceil in the output size. Default: False.
+        return_indices (bool): also return the int64 indices. Default: False.
+
+    Returns:
+        Tensor[N, C, H_out, W_out] (or [C, H_out, W_out]), and with ``return_indices`` a tuple
+        whose second element is the int64 indices, ready for :func:`max_unpool2d`.
+
+    Raises:
+        TypeError: ``input`` not a float Tensor, sizes not ints, flags not bools.
+        ValueError: ``input`` not 3-D/4-D, an empty non-batch dim, non-positive sizes,
+            ``padding > kernel_size / 2``, an output size < 1, or a window entirely in the
+            padding.
+
+    Example:
+        >>> import mindspore as ms
+        >>> from mscompat.shape import max_pool2d
+        >>> x = ms.Tensor([[[1.0, 9.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 2.0]]])
+        >>> values, indices = max_pool2d(x, 2, stride=1, return_indices=True)
+        >>> values
+        Tensor(shape=[1, 2, 2], dtype=Float32, value=
+        [[[ 9.00000000e+00,  9.00000000e+00],
+          [ 8.00000000e+00,  8.00000000e+00]]])
+        >>> indices
+        Tensor(shape=[1, 2, 2], dtype=Int64, value=
+        [[[1, 1],
+          [7, 7]]])
+    """
+    x = check_pool_input(input, 2, "max_pool2d")
+    params, _ = _pool_params(
+        x, 2, kernel_size, stride, padding, dilation, ceil_mode, return_indices, "max_pool2d"
+    )
+    return dispatch("shape.max_pool2d")(x, *params, ceil_mode, return_indices)
+
+
+def max_pool3d(
+    input: Tensor,
+    kernel_size: IntOrTuple,
+    stride: Optional[IntOrTuple] = None,
+    padding: IntOrTuple = 0,
+    dilation: IntOrTuple = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> MaxOut:
+    """3-D max pooling, as ``torch.nn.functional.max_pool3d``.
+
+    Indices are flat positions ``(d * H + h) * W + w`` in each ``(N, C)`` volume.
+
+    Args:
+        input (Tensor[N, C, D, H, W] or Tensor[C, D, H, W]): float16, float32 or float64.
+        kernel_size (int | tuple[int, int, int]): window size.
+        stride (int | tuple[int, int, int], optional): Default: ``kernel_size``.
+        padding (int | tuple[int, int, int]): at most half the kernel size. Default: 0.
+        dilation (int | tuple[int, int, int]): Default: 1.
+        ceil_mode (bool): ceil in the output size. Default: False.
+        return_indices (bool): also return the int64 indices. Default: False.
+
+    Returns:
+        Tensor of the output shape, and with ``return_indices`` a tuple whose second element is
+        the int64 indices.
+
+    Raises:
+        TypeError: ``input`` not a float Tensor, sizes not ints, flags not bools.
+        ValueError: ``input`` not 4-D/5-D, an empty non-batch dim, non-positive sizes,
+            ``padding > kernel_size / 2``, an output size < 1, or a window entirely in the
+            padding.
+
+    Example:
+        >>> import mindspore as ms
+        >>> from mscompat.shape import max_pool3d
+        >>> x = ms.Tensor([[[[1.0, 2.0], [3.0, 4.0]], [[8.0, 6.0], [7.0, 8.0]]]])
+        >>> values, indices = max_pool3d(x, 2, return_indices=True)
+        >>> float(values.reshape(-1)[0]), int(indices.reshape(-1)[0])
+        (8.0, 4)
+    """
+    x = check_pool_input(input, 3, "max_pool3d")
+    params, _ = _pool_params(
+        x, 3, kernel_size, stride, padding, dilation, ceil_mode, return_indices, "max_pool3d"
+    )
+    return dispatch("shape.max_pool3d")(x, *params, ceil_mode, return_indices)
+
+
+def _unpool_args(
+    input: Any,
+    indices: Any,
+    n: int,
+    kernel_size: Any,
+    stride: Any,
+    padding: Any,
+    output_size: Any,
+    fn: str,
+) -> Tuple[Tensor, Tensor, Tuple[int, ...]]:
+    """Validated input, indices and PyTorch's ``_unpool_output_size``."""
+    x = check_pool_input(input, n, fn)
+    idx = check_tensor(indices, "indices")
+    if idx.dtype != ms.int64:
+        raise TypeError(f"{fn}(): indices must be an int64 Tensor, but got dtype {idx.dtype}")
+    if idx.shape != x.shape:
+        raise ValueError(
+            f"{fn}(): indices must have the shape of input, but got input.shape={x.shape} "
+            f"and indices.shape={idx.shape}"
+        )
+    kernel = ntuple(kernel_size, n, "kernel_size", fn)
+    strides = _stride(stride, kernel, n, fn)
+    pads = ntuple(padding, n, "padding", fn)
+    spatial = x.shape[x.ndim - n :]
+    default = tuple((spatial[d] - 1) * strides[d] + kernel[d] - 2 * pads[d] for d in range(n))
+    if output_size is None:
+        out = default
+    else:
+        if not isinstance(output_size, (tuple, list)) or not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in output_size
+        ):
+            raise TypeError(f"{fn}(): output_size must be a sequence of ints, got {output_size!r}")
+        sizes: Sequence[int] = output_size
+        if len(sizes) == n + 2:
+            sizes = sizes[2:]
+        if len(sizes) != n:
+            raise ValueError(
+                f"{fn}(): output_size should be a sequence containing {n} or {n + 2} elements, "
+                f"but it has a length of '{len(output_size)}'"
+            )
+        for d in range(n):
+            lo, hi = default[d] - strides[d], default[d] + strides[d]
+            if not lo < sizes[d] < hi:
+                raise ValueError(
+                    f'{fn}(): invalid output_size "{tuple(output_size)}" '
+                    f"(dim {d} must be between {lo} and {hi})"
+                )
+        out = tuple(int(v) for v in sizes)
+    if min(out) < 1:
+        raise ValueError(f"{fn}(): the output size {out} must be positive")
+    return x, idx, out
+
+
+def max_unpool1d(
+    input: Tensor,
+    indices: Tensor,
+    kernel_size: IntOrTuple,
+    stride: Optional[IntOrTuple] = None,
+    padding: IntOrTuple = 0,
+    output_size: Optional[Sequence[int]] = None,
+) -> Tensor:
+    """1-D max unpooling, as ``torch.nn.functional.max_unpool1d``: the inverse of
+    :func:`max_pool1d` with ``return_indices=True``.
+
+    Each value goes to its index in the output row (zeros elsewhere); the default output
+    length is :math:`(L_{in} - 1)s - 2p + k`. The gradient of an input element is the output
+    gradient at its index.
+
+    Args:
+        input (Tensor[N, C, L_in] or Tensor[C, L_in]): float16, float32 or float64.
+        indices (Tensor, int64, shape of ``input``): positions from :func:`max_pool1d`.
+        kernel_size (int | tuple[int]): the pooling's kernel size.
+        stride (int | tuple[int], optional): Default: ``kernel_size``.
+        padding (int | tuple[int]): the pooling's padding. Default: 0.
+        output_size (sequence[int], optional): ``(L_out,)`` or ``(N, C, L_out)``, strictly
+            within ``stride`` of the default (to undo ``ceil_mode`` or an odd input length).
+
+    Returns:
+        Tensor[N, C, L_out] or Tensor[C, L_out]: ``input``'s dtype.
+
+    Raises:
+        TypeError: ``input`` not a float Tensor, ``indices`` not an int64 Tensor.
+        ValueError: wrong ndim, ``indices`` of another shape, an invalid ``output_size``.
+
+    .. note::
+        Indices are not range-checked (PyTorch raises "Found an invalid max index"); an index
+        outside the output plane is dropped. Of duplicate indices the later value is kept.
+
+    Example:
+        >>> import mindspore as ms
+        >>> from mscompat.shape import max_unpool1d
+        >>> x = ms.Tensor([[[3.0, 5.0]]])
+        >>> idx = ms.Tensor([[[1, 2]]], ms.int64)
+        >>> max_unpool1d(x, idx, 2)
+        Tensor(shape=[1, 1, 4], dtype=Float32, value=
+        [[[ 0.00000000e+00,  3.00000000e+00,  5.00000000e+00,  0.00000000e+00]]])
+    """
+    x, idx, out = _unpool_args(
+        input, indices, 1, kernel_size, stride, padding, output_size, "max_unpool1d"
+    )
+    return dispatch("shape.max_unpool1d")(x, idx, out)
+
+
+def max_unpool2d(
+    input: Tensor,
+    indices: Tensor,
+    kernel_size: IntOrTuple,
+    stride: Optional[IntOrTuple] = None,
+    padding: IntOrTuple = 0,
+    output_size: Optional[Sequence[int]] = None,
+) -> Tensor:
+    """2-D max unpooling, as ``torch.nn.functional.max_unpool2d``: the inverse of
+    :func:`max_pool2d` with ``return_indices=True`` (flat indices ``h * W_out + w``).
+
+    Args:
+        input (Tensor[N, C, H_in, W_in] or Tensor[C, H_in, W_in]): float16, float32, float64.
+        indices (Tensor, int64, shape of ``input``): positions from :func:`max_pool2d`.
+        kernel_size (int | tuple[int, int]): the pooling's kernel size.
+        stride (int | tuple[int, int], optional): Default: ``kernel_size``.
+        padding (int | tuple[int, int]): the pooling's padding. Default: 0.
+        output_size (sequence[int], optional): ``(H_out, W_out)`` or ``(N, C, H_out, W_out)``;
+            default :math:`(H_{in} - 1)s - 2p + k` per dim.
+
+    Returns:
+        Tensor[N, C, H_out, W_out] or Tensor[C, H_out, W_out]: ``input``'s dtype.
+
+    Raises:
+        TypeError: ``input`` not a float Tensor, ``indices`` not an int64 Tensor.
+        ValueError: wrong ndim, ``indices`` of another shape, an invalid ``output_size``.
+
+    .. note::
+        Indices are not range-checked (PyTorch raises); an out-of-range index is dropped.
+
+    Example:
+        >>> import mindspore as ms
+        >>> from mscompat.shape import max_pool2d, max_unpool2d
+        >>> x = ms.Tensor([[[1.0, 2.0], [4.0, 3.0]]])
+        >>> values, indices = max_pool2d(x, 2, return_indices=True)
+        >>> max_unpool2d(values, indices, 2)
+        Tensor(shape=[1, 2, 2], dtype=Float32, value=
+        [[[ 0.00000000e+00,  0.00000000e+00],
+          [ 4.00000000e+00,  0.00000000e+00]]])
+    """
+    x, idx, out = _unpool_args(
+        input, indices, 2, kernel_size, stride, padding, output_size, "max_unpool2d"
+    )
+    return dispatch("shape.max_unpool2d")(x, idx, out)
+
+
+def max_unpool3d(
+    input: Tensor,
+    indices: Tensor,
+    kernel_size: IntOrTuple,
+    stride: Optional[IntOrTuple] = None,
+    padding: IntOrTuple = 0,
+    output_size: Optional[Sequence[int]] = None,
+) -> Tensor:
+    """3-D max unpooling, as ``torch.nn.functional.max_unpool3d``: the inverse of
+    :func:`max_pool3d` with ``return_indices=True``.
+
+    Args:
+        input (Tensor[N, C, D_in, H_in, W_in] or Tensor[C, D_in, H_in, W_in]): float16,
+            float32 or float64.
+        indices (Tensor, int64, shape of ``input``): positions from :func:`max_pool3d`.
+        kernel_size (int | tuple[int, int, int]): the pooling's kernel size.
+        stride (int | tuple[int, int, int], optional): Default: ``kernel_size``.
+        padding (int | tuple[int, int, int]): the pooling's padding. Default: 0.
+        output_size (sequence[int], optional): ``(D_out, H_out, W_out)`` or with ``N, C``.
+
+    Returns:
+        Tensor[N, C, D_out, H_out, W_out] or Tensor[C, D_out, H_out, W_out].
+
+    Raises:
+        TypeError: ``input`` not a float Tensor, ``indices`` not an int64 Tensor.
+        ValueError: wrong ndim, ``indices`` of another shape, an invalid ``output_size``.
+
+    .. note::
+        Indices are not range-checked (PyTorch raises); an out-of-range index is dropped.
+
+    Example:
+        >>> import mindspore as ms
+        >>> from mscompat.shape import max_unpool3d
+        >>> x = ms.Tensor([[[[7.0]]]])
+        >>> idx = ms.Tensor([[[[5]]]], ms.int64)
+        >>> max_unpool3d(x, idx, 2).reshape(-1)
+        Tensor(shape=[8], dtype=Float32, value= [ 0.00000000e+00,  0.00000000e+00,  \
+0.00000000e+00,  0.00000000e+00,  0.00000000e+00,  7.00000000e+00,  0.00000000e+00,  \
+0.00000000e+00])
+    """
+    x, idx, out = _unpool_args(
+        input, indices, 3, kernel_size, stride, padding, output_size, "max_unpool3d"
+    )
+    return dispatch("shape.max_unpool3d")(x, idx, out)
+
+
+# ----------------------------------------------------------------------------- Cells
+
+
+class _MaxPoolNd(nn.Cell):
+    def __init__(
+        self,
+        kernel_size: IntOrTuple,
+        stride: Optional[IntOrTuple] = None,
+        padding: IntOrTuple = 0,
+        dilation: IntOrTuple = 1,
+        return_indices: bool = False,
+        ceil_mode: bool = False,
+    ) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if (stride is not None) else kernel_size
+        self.padding = padding
+        self.dilation = dilation
+        self.return_indices = return_indices
+        self.ceil_mode = ceil_mode
+
+
+class MaxPool1d(_MaxPoolNd):
+    """1-D max pooling Cell. See :func:`max_pool1d`.
+
+    Args (in ``torch.nn.MaxPool1d``'s order; ``return_indices`` before ``ceil_mode``):
+        kernel_size, stride (default ``kernel_size``), padding, dilation, return_indices,
+        ceil_mode.
+
+    Shape:
+        - Input: :math:`(N, C, L_{in})` or :math:`(C, L_{in})`.
+        - Output: :math:`(N, C, L_{out})` or :math:`(C, L_{out})`; indices likewise.
+
+    Example:
+        >>> import mindspore as ms
+        >>> from mscompat.shape import MaxPool1d
+        >>> MaxPool1d(2)(ms.Tensor([[1.0, 2.0, 4.0, 3.0]]))
+        Tensor(shape=[1, 2], dtype=Float32, value=
+        [[ 2.00000000e+00,  4.00000000e+00]])
+    """
+
+    def construct(self, input: Tensor) -> MaxOut:
+        return max_pool1d(
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.dilation,
+            self.ceil_mode,
+            self.return_indices,
+        )
+
+
+class MaxPool2d(_MaxPoolNd):
+    """2-D max pooling Cell. See :func:`max_pool2d`.
+
+    Args (in ``torch.nn.MaxPool2d``'s order; ``return_indices`` before ``ceil_mode``):
+        kernel_size, stride (default ``kernel_size``), padding, dilation, return_indices,
+        ceil_mode.
+
+    Shape:
+        - Input: :math:`(N, C, H_{in}, W_{in})` or :math:`(C, H_{in}, W_{in})`.
+        - Output: :math:`(N, C, H_{out}, W_{out})` or :math:`(C, H_{out}, W_{out})`.
+
+    Example:
+        >>> import mindspore as ms
+        >>> from mscompat.shape import MaxPool2d
+        >>> MaxPool2d(2)(ms.Tensor([[[1.0, 2.0], [4.0, 3.0]]]))
+        Tensor(shape=[1, 1, 1], dtype=Float32, value=
+        [[[ 4.00000000e+00]]])
+    """
+
+    def construct(self, input: Tensor) -> MaxOut:
+        return max_pool2d(
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.dilation,
+            self.ceil_mode,
+            self.return_indices,
+        )
+
+
+class MaxPool3d(_MaxPoolNd):
+    """3-D max pooling Cell. See :func:`max_pool3d`.
+
+    Args (in ``torch.nn.MaxPool3d``'s order; ``return_indices`` before ``ceil_mode``):
+        kernel_size, stride (default ``kernel_size``), padding, dilation, return_indices,
+        ceil_mode.
+
+    Shape:
+        - Input: :math:`(N, C, D_{in}, H_{in}, W_{in})` or :math:`(C, D_{in}, H_{in}, W_{in})`.
+        - Output: :math:`(N, C, D_{out}, H_{out}, W_{out})` or
+          :math:`(C, D_{out}, H_{out}, W_{out})`.
+
+    Example:
+        >>> import mindspore as ms
+        >>> from mscompat.shape import MaxPool3d
+        >>> MaxPool3d(2)(ms.ops.ones((1, 2, 2, 2), ms.float32)).shape
+        (1, 1, 1, 1)
+    """
+
+    def construct(self, input: Tensor) -> MaxOut:
+        return max_pool3d(
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.dilation,
+            self.ceil_mode,
+            self.return_indices,
+        )
+
+
+class _MaxUnpoolNd(nn.Cell):
+    def __init__(
+        self,
+        kernel_size: IntOrTuple,
+        stride: Optional[IntOrTuple] = None,
+        padding: IntOrTuple = 0,
+    ) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if (stride is not None) else kernel_size
+        self.padding = padding
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """1-D max unpooling Cell. See :func:`max_unpool1d`.
+
+    Args:
+        kernel_size, stride (default ``kernel_size``), padding: those of the pooling.
+
+    Shape:
+        - Input, indices: :math:`(N, C, L_{in})` or :math:`(C, L_{in})`.
+        - Output: :math:`(N, C, L_{out})` or :math:`(C, L_{out})`, with
+          :math:`L_{out} = (L_{in} - 1) s - 2p + k` or ``output_size``.
+
+    Example:
+        >>> import mindspore as ms
+        >>> from mscompat.shape import MaxPool1d, MaxUnpool1d
+        >>> x = ms.Tensor([[[1.0, 2.0, 4.0, 3.0]]])
+        >>> values, indices = MaxPool1d(2, return_indices=True)(x)
+        >>> MaxUnpool1d(2)(values, indices)
+        Tensor(shape=[1, 1, 4], dtype=Float32, value=
+        [[[ 0.00000000e+00,  2.00000000e+00,  4.00000000e+00,  0.00000000e+00]]])
+    """
+
+    def construct(
+        self, input: Tensor, indices: Tensor, output_size: Optional[Sequence[int]] = None
+    ) -> Tensor:
+        return max_unpool1d(
+            input, indices, self.kernel_size, self.stride, self.padding, output_size
+        )
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """2-D max unpooling Cell. See :func:`max_unpool2d`.
+
+    Args:
+        kernel_size, stride (default ``kernel_size``), padding: those of the pooling.
+
+    Shape:
+        - Input, indices: :math:`(N, C, H_{in}, W_{in})` or :math:`(C, H_{in}, W_{in})`.
+        - Output: :math:`(N, C, H_{out}, W_{out})` or :math:`(C, H_{out}, W_{out})`.
+
+    Example:
+        >>> import mindspore as ms
+        >>> from mscompat.shape import MaxUnpool2d
+        >>> x = ms.Tensor([[[4.0]]])
+        >>> MaxUnpool2d(2)(x, ms.Tensor([[[2]]], ms.int64))
+        Tensor(shape=[1, 2, 2], dtype=Float32, value=
+        [[[ 0.00000000e+00,  0.00000000e+00],
+          [ 4.00000000e+00,  0.00000000e+00]]])
+    """
+
+    def construct(
+        self, input: Tensor, indices: Tensor, output_size: Optional[Sequence[int]] = None
+    ) -> Tensor:
+        return max_unpool2d(
+            input, indices, self.kernel_size, self.stride, self.padding, output_size
+        )
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """3-D max unpooling Cell. See :func:`max_unpool3d`.
+
+    Args:
+        kernel_size, stride (default ``kernel_size``), padding: those of the pooling.
+
+    Shape:
+        - Input, indices: :math:`(N, C, D_{in}, H_{in}, W_{in})` or
+          :math:`(C, D_{in}, H_{in}, W_{in})`.
+        - Output: :math:`(N, C, D_{out}, H_{out}, W_{out})` or
+          :math:`(C, D_{out}, H_{out}, W_{out})`.
+
+    Example:
+        >>> import mindspore as ms
+        >>> from mscompat.shape import MaxUnpool3d
+        >>> x = ms.ops.ones((1, 1, 1, 1), ms.float32)
+        >>> idx = ms.Tensor([[[[3]]]], ms.int64)
+        >>> MaxUnpool3d(2)(x, idx).shape
+        (1, 2, 2, 2)
+    """
+
+    def construct(
+        self, input: Tensor, indices: Tensor, output_size: Optional[Sequence[int]] = None
+    ) -> Tensor:
+        return max_unpool3d(
+            input, indices, self.kernel_size, self.stride, self.padding, output_size
+        )
