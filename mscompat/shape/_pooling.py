@@ -194,10 +194,7 @@ def max_flat_index(x: Tensor, tables: Sequence[np.ndarray]) -> Tensor:
             offs = Tensor((np.arange(out, dtype=np.int32) * k).reshape([out] + [1] * (n - 1 - i)))
             pos = ops.gather(Tensor(table.reshape(-1)), kk + offs, 0)
             val = ops.gather_elements(g, axis + 1, kk.expand_dims(axis + 1)).squeeze(axis + 1)
-        if j == 0:
-            carry = pos
-        else:
-            carry = pos * inner + ops.gather_elements(carry, axis, pos)
+        carry = pos if j == 0 else pos * inner + ops.gather_elements(carry, axis, pos)
         inner = inner * length
     return ops.stop_gradient(carry.reshape(x.shape[0], -1).astype(ms.int64))
 

@@ -1,0 +1,456 @@
+"""Op database entries for adaptive pooling, max pooling with indices and max unpooling."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterator, List, Tuple
+
+import numpy as np
+
+from mscompat import shape as S
+from mscompat.testing.opinfo import ErrorInput, OpInfo, SampleInput
+
+
+def _torch(path: str) -> Callable[..., Any]:
+    """A lazily imported ``torch.nn.functional`` function or ``torch.nn`` module class."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        import torch
+
+        obj: Any = torch
+        for part in path.split("."):
+            obj = getattr(obj, part)
+        return obj(*args, **kwargs)
+
+    call.__name__ = path.rsplit(".", 1)[-1]
+    return call
+
+
+def _cell_ref(path: str) -> Callable[..., Any]:
+    """Factory of the PyTorch module: ``ref(**init_kwargs)`` -> the module."""
+    return _torch(path)
+
+
+def _x(rng: np.random.Generator, shape: Tuple[int, ...], dtype: str) -> np.ndarray:
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def _ties(rng: np.random.Generator, shape: Tuple[int, ...], dtype: str) -> np.ndarray:
+    """Few distinct values: many ties inside every window."""
+    return rng.integers(-2, 3, size=shape).astype(dtype)
+
+
+def _with_nan(rng: np.random.Generator, shape: Tuple[int, ...], dtype: str) -> np.ndarray:
+    x = _ties(rng, shape, dtype)
+    flat = x.reshape(-1)
+    flat[rng.choice(flat.size, size=max(2, flat.size // 7), replace=False)] = np.nan
+    return x
+
+
+def _spatial(n: int, sizes: Tuple[int, ...]) -> Tuple[int, ...]:
+    return sizes[:n]
+
+
+# ----------------------------------------------------------------------------- adaptive
+
+
+def _adaptive_samples(n: int, is_max: bool) -> Callable[[str, np.random.Generator], Any]:
+    def gen(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+        sp = _spatial(n, (11, 9, 7))
+        kw = {"return_indices": True} if is_max else {}
+        odd = (5, 4, 3)[:n]
+        up = (13, 10, 8)[:n]
+        yield SampleInput((_x(rng, (2, 3) + sp, dtype), odd), kw, name="non-divisible")
+        yield SampleInput((_ties(rng, (2, 2) + sp, dtype), up), kw, name="output > input, ties")
+        if dtype != "float32":
+            return
+        yield SampleInput((_x(rng, (2, 3) + sp, dtype), 1), kw, name="size 1 (reduce)")
+        nones = (None,) + (3, 2)[: n - 1] if n > 1 else (None,)
+        yield SampleInput((_x(rng, (3,) + sp, dtype), nones), kw, name="unbatched, None")
+        yield SampleInput((_x(rng, (2, 2) + sp, dtype), sp), kw, name="output == input")
+        yield SampleInput((_x(rng, (0, 2) + sp, dtype), odd), kw, name="empty batch")
+        if is_max:
+            yield SampleInput((_with_nan(rng, (2, 2) + sp, dtype), odd), kw, name="NaN, ties")
+            yield SampleInput((_ties(rng, (2, 2) + sp, dtype), 1), name="size 1 ties, no idx")
+        small = (1, 2, 1)[:n]
+        yield SampleInput((_x(rng, (1, 2) + small, dtype), (3, 3, 2)[:n]), kw, name="tiny input")
+
+    return gen
+
+
+def _adaptive_errors(n: int, is_max: bool) -> Callable[[], Any]:
+    def gen() -> Iterator[ErrorInput]:
+        sp = _spatial(n, (6, 5, 4))
+        x = np.ones((2, 3) + sp, np.float32)
+        yield ErrorInput(SampleInput((x, -1)), ValueError, r"output_size must be >= 0")
+        yield ErrorInput(SampleInput((x, (2,) * (n + 1))), ValueError, r"must have \d elements")
+        yield ErrorInput(SampleInput((x, "2")), TypeError, r"output_size must be an int")
+        yield ErrorInput(SampleInput((x, 2.5)), TypeError, r"output_size must be an int")
+        yield ErrorInput(SampleInput((x[0, 0], 2)), ValueError, r"Expected \dD or \dD")
+        yield ErrorInput(SampleInput((x[None], 2)), ValueError, r"Expected \dD or \dD")
+        yield ErrorInput(SampleInput((x.astype(np.int32), 2)), TypeError, r"floating-point")
+        yield ErrorInput(SampleInput(([1.0, 2.0], 2)), TypeError, r"input must be a mindspore")
+        yield ErrorInput(SampleInput((x[:, :0], 2)), ValueError, r"non-zero size")
+        if is_max:
+            yield ErrorInput(SampleInput((x, 2, 1)), TypeError, r"return_indices must be a bool")
+
+    return gen
+
+
+def _adaptive_bench(n: int, is_max: bool) -> Callable[[], SampleInput]:
+    def gen() -> SampleInput:
+        rng = np.random.default_rng(0)
+        shape = {1: (64, 64, 256), 2: (8, 32, 64, 64), 3: (4, 16, 16, 32, 32)}[n]
+        out = {1: (7,), 2: (7, 7), 3: (3, 5, 7)}[n]
+        kw = {"return_indices": True} if is_max else {}
+        return SampleInput((_x(rng, shape, "float32"), out), kw, name="1e6 elements")
+
+    return gen
+
+
+def _adaptive_cell_samples(n: int, is_max: bool) -> Callable[[str, np.random.Generator], Any]:
+    def gen(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+        sp = _spatial(n, (7, 6, 5))
+        init: dict = {"output_size": (3, 4, 2)[:n]}
+        if is_max:
+            init["return_indices"] = True
+        yield SampleInput((_ties(rng, (2, 2) + sp, dtype),), init_kwargs=init, name="ties")
+        init1: dict = {"output_size": 1}
+        yield SampleInput((_x(rng, (3,) + sp, dtype),), init_kwargs=init1, name="unbatched 1")
+
+    return gen
+
+
+def _cell_errors(n: int, init: dict) -> Callable[[], Any]:
+    def gen() -> Iterator[ErrorInput]:
+        x = np.ones((2, 3) + _spatial(n, (6, 5, 4)), np.float32)
+        yield ErrorInput(SampleInput((x[None],), init_kwargs=init), ValueError, r"Expected")
+        yield ErrorInput(
+            SampleInput((x.astype(np.int32),), init_kwargs=init), TypeError, r"floating-point"
+        )
+
+    return gen
+
+
+# ----------------------------------------------------------------------------- max pooling
+
+
+def _max_pool_samples(n: int) -> Callable[[str, np.random.Generator], Any]:
+    def gen(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+        sp = _spatial(n, (11, 9, 7))
+        ri = {"return_indices": True}
+        yield SampleInput((_x(rng, (2, 3) + sp, dtype), 2), ri, name="k2 (s=k)")
+        yield SampleInput(
+            (_ties(rng, (2, 2) + sp, dtype), 3, 2, 1),
+            {"return_indices": True, "ceil_mode": True},
+            name="k3 s2 p1 ceil, ties",
+        )
+        if dtype != "float32":
+            return
+        yield SampleInput(
+            (_with_nan(rng, (2, 2) + sp, dtype), 3, 1),
+            ri,
+            name="overlapping k3 s1, NaN",
+        )
+        yield SampleInput(
+            (_x(rng, (2, 2) + sp, dtype), 2, 1, 1),
+            {"dilation": 2, "return_indices": True},
+            name="dilation 2 pad 1",
+        )
+        yield SampleInput(
+            (_x(rng, (3,) + sp, dtype), (3, 2, 2)[:n], (2, 3, 1)[:n]),
+            {"ceil_mode": True},
+            name="unbatched, tuples, ceil",
+        )
+        yield SampleInput(
+            (_x(rng, (2, 2) + sp, dtype), 4, 3, 2),
+            {"dilation": 1, "ceil_mode": True, "return_indices": True},
+            name="k4 s3 p2 ceil",
+        )
+        yield SampleInput(
+            (_x(rng, (1, 2) + (5,) * n, dtype), 2, 2, 1),
+            {"ceil_mode": True, "return_indices": True},
+            name="ceil drops window starting in pad",
+        )
+        yield SampleInput((_x(rng, (0, 2) + sp, dtype), 2), ri, name="empty batch")
+        yield SampleInput((_x(rng, (1, 2) + (1,) * n, dtype), 1), ri, name="size 1")
+        yield SampleInput(
+            (np.full((1, 2) + sp, -np.inf, dtype), 3, 2, 1), ri, name="all -inf, padding"
+        )
+
+    return gen
+
+
+def _max_pool_errors(n: int) -> Callable[[], Any]:
+    def gen() -> Iterator[ErrorInput]:
+        sp = _spatial(n, (6, 5, 4))
+        x = np.ones((2, 3) + sp, np.float32)
+        yield ErrorInput(SampleInput((x, 2, 2, 2)), ValueError, r"at most half of kernel size")
+        yield ErrorInput(SampleInput((x, 0)), ValueError, r"kernel_size must be greater than")
+        yield ErrorInput(SampleInput((x, 2, 0)), ValueError, r"stride must be greater than zero")
+        yield ErrorInput(
+            SampleInput((x, 2), {"dilation": 0}), ValueError, r"dilation must be greater"
+        )
+        yield ErrorInput(SampleInput((x, 2, 1, -1)), ValueError, r"padding must be non-negative")
+        yield ErrorInput(SampleInput((x, 7)), ValueError, r"output size .* is too small")
+        yield ErrorInput(SampleInput((x, (2,) * (n + 1))), TypeError, r"kernel_size must be an")
+        yield ErrorInput(SampleInput((x, 2.0)), TypeError, r"kernel_size must be an int")
+        yield ErrorInput(SampleInput((x[0, 0], 2)), ValueError, r"Expected \dD or \dD")
+        yield ErrorInput(SampleInput((x.astype(np.int64), 2)), TypeError, r"floating-point")
+        yield ErrorInput(SampleInput(((1.0, 2.0), 2)), TypeError, r"input must be a mindspore")
+        yield ErrorInput(
+            SampleInput((x, 2), {"ceil_mode": 1}), TypeError, r"ceil_mode must be a bool"
+        )
+        yield ErrorInput(
+            SampleInput((x, 2), {"return_indices": None}), TypeError, r"return_indices must"
+        )
+        yield ErrorInput(
+            SampleInput((np.ones((1, 1) + (1,) * n, np.float32), 2, 1, 1, 2)),
+            ValueError,
+            r"lies entirely in the padding",
+        )
+
+    return gen
+
+
+def _max_pool_bench(n: int) -> Callable[[], SampleInput]:
+    def gen() -> SampleInput:
+        rng = np.random.default_rng(0)
+        shape = {1: (64, 64, 256), 2: (8, 32, 64, 64), 3: (4, 16, 16, 32, 32)}[n]
+        return SampleInput(
+            (_x(rng, shape, "float32"), 2), {"return_indices": True}, name="1e6 elements, k2"
+        )
+
+    return gen
+
+
+def _max_pool_cell_samples(n: int) -> Callable[[str, np.random.Generator], Any]:
+    def gen(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+        sp = _spatial(n, (7, 6, 5))
+        yield SampleInput(
+            (_ties(rng, (2, 2) + sp, dtype),),
+            init_kwargs={"kernel_size": 3, "stride": 2, "padding": 1, "return_indices": True},
+            name="k3 s2 p1 indices, ties",
+        )
+        yield SampleInput(
+            (_x(rng, (3,) + sp, dtype),),
+            init_kwargs={"kernel_size": 2, "dilation": 2, "ceil_mode": True},
+            name="unbatched dilation ceil",
+        )
+
+    return gen
+
+
+# ----------------------------------------------------------------------------- unpooling
+
+
+def _window_indices(
+    rng: np.random.Generator, lead: Tuple[int, ...], pooled: Tuple[int, ...], k: int, out: Any
+) -> np.ndarray:
+    """Valid, distinct flat indices: one random position inside each (k, stride k) window."""
+    n = len(pooled)
+    grids = np.meshgrid(*[np.arange(p) for p in pooled], indexing="ij")
+    pos = [g[None] * k + rng.integers(0, k, size=lead + tuple(pooled)) for g in grids]
+    pos = [np.minimum(p, o - 1) for p, o in zip(pos, out)]
+    flat = pos[0]
+    for i in range(1, n):
+        flat = flat * out[i] + pos[i]
+    return flat.reshape(lead + tuple(pooled)).astype(np.int64)
+
+
+def _unpool_samples(n: int) -> Callable[[str, np.random.Generator], Any]:
+    def gen(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+        pooled = _spatial(n, (4, 3, 2))
+        lead = (2, 3)
+        out = tuple(2 * p for p in pooled)
+        idx = _window_indices(rng, lead, pooled, 2, out)
+        yield SampleInput((_x(rng, lead + pooled, dtype), idx, 2), name="k2")
+        if dtype != "float32":
+            return
+        odd = tuple(o + 1 for o in out)
+        idx = _window_indices(rng, lead, pooled, 2, odd)
+        yield SampleInput(
+            (_x(rng, lead + pooled, dtype), idx, 2),
+            {"output_size": odd},
+            name="output_size odd",
+        )
+        idx = _window_indices(rng, lead, pooled, 2, odd)
+        yield SampleInput(
+            (_x(rng, lead + pooled, dtype), idx, 2, 2, 0, lead + odd),
+            name="output_size with N, C",
+        )
+        idx = _window_indices(rng, (3,), pooled, 2, out)
+        yield SampleInput((_x(rng, (3,) + pooled, dtype), idx, 2), name="unbatched")
+        idx = _window_indices(rng, (2, 2), pooled, 3, tuple(3 * p - 2 for p in pooled))
+        yield SampleInput((_x(rng, (2, 2) + pooled, dtype), idx, 3, 3, 1), name="k3 pad 1")
+        yield SampleInput(
+            (_x(rng, (0, 2) + pooled, dtype), np.zeros((0, 2) + pooled, np.int64), 2),
+            name="empty batch",
+        )
+
+    return gen
+
+
+def _unpool_errors(n: int) -> Callable[[], Any]:
+    def gen() -> Iterator[ErrorInput]:
+        pooled = _spatial(n, (4, 3, 2))
+        x = np.ones((2, 3) + pooled, np.float32)
+        idx = np.zeros((2, 3) + pooled, np.int64)
+        yield ErrorInput(SampleInput((x, idx.astype(np.int32), 2)), TypeError, r"int64")
+        yield ErrorInput(SampleInput((x, idx[:1], 2)), ValueError, r"indices must have the shape")
+        yield ErrorInput(
+            SampleInput((x, idx, 2), {"output_size": (99,) * n}),
+            ValueError,
+            r"invalid output_size",
+        )
+        yield ErrorInput(
+            SampleInput((x, idx, 2), {"output_size": (8,) * (n + 1)}),
+            ValueError,
+            r"should be a sequence containing",
+        )
+        yield ErrorInput(SampleInput((x, [0, 1], 2)), TypeError, r"indices must be a mindspore")
+        yield ErrorInput(SampleInput((x[None], idx[None], 2)), ValueError, r"Expected")
+
+    return gen
+
+
+def _unpool_bench(n: int) -> Callable[[], SampleInput]:
+    def gen() -> SampleInput:
+        rng = np.random.default_rng(0)
+        pooled = {1: (64, 64, 128), 2: (8, 32, 32, 32), 3: (4, 16, 8, 16, 16)}[n]
+        lead, sp = pooled[:2], pooled[2:]
+        idx = _window_indices(rng, lead, sp, 2, tuple(2 * p for p in sp))
+        return SampleInput((_x(rng, pooled, "float32"), idx, 2), name="2.6e5 -> 1e6 elements")
+
+    return gen
+
+
+def _unpool_cell_errors(n: int) -> Callable[[], Any]:
+    def gen() -> Iterator[ErrorInput]:
+        pooled = _spatial(n, (4, 3, 2))
+        x = np.ones((2, 3) + pooled, np.float32)
+        idx = np.zeros((2, 3) + pooled, np.int64)
+        init = {"kernel_size": 2}
+        yield ErrorInput(
+            SampleInput((x, idx.astype(np.int32)), init_kwargs=init), TypeError, r"int64"
+        )
+        yield ErrorInput(
+            SampleInput((x[None], idx[None]), init_kwargs=init), ValueError, r"Expected"
+        )
+
+    return gen
+
+
+def _unpool_cell_ref(path: str) -> Callable[..., Any]:
+    return _torch(path)
+
+
+def _unpool_cell_samples(n: int) -> Callable[[str, np.random.Generator], Any]:
+    def gen(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+        pooled = _spatial(n, (3, 2, 2))
+        out = tuple(2 * p + 1 for p in pooled)
+        idx = _window_indices(rng, (2, 2), pooled, 2, out)
+        yield SampleInput(
+            (_x(rng, (2, 2) + pooled, dtype), idx),
+            {"output_size": out},
+            init_kwargs={"kernel_size": 2},
+            name="k2 output_size",
+        )
+
+    return gen
+
+
+# ----------------------------------------------------------------------------- entries
+
+_D = {1: "1d", 2: "2d", 3: "3d"}
+OPS: List[OpInfo] = []
+
+for _n in (1, 2, 3):
+    _d = _D[_n]
+    for _kind, _is_max in (("avg", False), ("max", True)):
+        _fn = f"adaptive_{_kind}_pool{_d}"
+        _cell = f"Adaptive{_kind.capitalize()}Pool{_d}"
+        OPS.append(
+            OpInfo(
+                name=f"shape.{_fn}",
+                op=getattr(S, _fn),
+                ref=_torch(f"nn.functional.{_fn}"),
+                mirrors=f"torch.nn.functional.{_fn}",
+                torch_apis=(f"torch.nn.functional.{_fn}",)
+                + ((f"torch.{_fn}",) if _kind == "avg" and _n == 1 else ()),
+                sample_inputs=_adaptive_samples(_n, _is_max),
+                error_inputs=_adaptive_errors(_n, _is_max),
+                bench_input=_adaptive_bench(_n, _is_max),
+                dispatch_op=f"shape.{_fn}",
+            )
+        )
+        OPS.append(
+            OpInfo(
+                name=f"shape.{_cell}",
+                op=getattr(S, _cell),
+                ref=_cell_ref(f"nn.{_cell}"),
+                mirrors=f"torch.nn.{_cell}",
+                torch_apis=(f"torch.nn.{_cell}",),
+                sample_inputs=_adaptive_cell_samples(_n, _is_max),
+                error_inputs=_cell_errors(_n, {"output_size": 2}),
+                dtypes=("float32",),
+                is_cell=True,
+            )
+        )
+    _fn = f"max_pool{_d}"
+    OPS.append(
+        OpInfo(
+            name=f"shape.{_fn}",
+            op=getattr(S, _fn),
+            ref=_torch(f"nn.functional.{_fn}"),
+            mirrors=f"torch.nn.functional.{_fn}",
+            torch_apis=(
+                f"torch.nn.functional.{_fn}",
+                f"torch.nn.functional.{_fn}_with_indices",
+                f"torch.{_fn}",
+            ),
+            sample_inputs=_max_pool_samples(_n),
+            error_inputs=_max_pool_errors(_n),
+            bench_input=_max_pool_bench(_n),
+            dispatch_op=f"shape.{_fn}",
+        )
+    )
+    OPS.append(
+        OpInfo(
+            name=f"shape.MaxPool{_d}",
+            op=getattr(S, f"MaxPool{_d}"),
+            ref=_cell_ref(f"nn.MaxPool{_d}"),
+            mirrors=f"torch.nn.MaxPool{_d}",
+            torch_apis=(f"torch.nn.MaxPool{_d}",),
+            sample_inputs=_max_pool_cell_samples(_n),
+            error_inputs=_cell_errors(_n, {"kernel_size": 2}),
+            dtypes=("float32",),
+            is_cell=True,
+        )
+    )
+    _fn = f"max_unpool{_d}"
+    OPS.append(
+        OpInfo(
+            name=f"shape.{_fn}",
+            op=getattr(S, _fn),
+            ref=_torch(f"nn.functional.{_fn}"),
+            mirrors=f"torch.nn.functional.{_fn}",
+            torch_apis=(f"torch.nn.functional.{_fn}",),
+            sample_inputs=_unpool_samples(_n),
+            error_inputs=_unpool_errors(_n),
+            bench_input=_unpool_bench(_n),
+            dispatch_op=f"shape.{_fn}",
+        )
+    )
+    OPS.append(
+        OpInfo(
+            name=f"shape.MaxUnpool{_d}",
+            op=getattr(S, f"MaxUnpool{_d}"),
+            ref=_unpool_cell_ref(f"nn.MaxUnpool{_d}"),
+            mirrors=f"torch.nn.MaxUnpool{_d}",
+            torch_apis=(f"torch.nn.MaxUnpool{_d}",),
+            sample_inputs=_unpool_cell_samples(_n),
+            error_inputs=_unpool_cell_errors(_n),
+            dtypes=("float32",),
+            is_cell=True,
+        )
+    )
