@@ -126,6 +126,43 @@ def _bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def ops_table(device: Optional[str] = None) -> List[Tuple[str, str, str, str, str]]:
+    """(op, backend, available, chosen, why) for every registered implementation."""
+    import mscompat.losses  # noqa: F401 - importing the op families registers them
+    import mscompat.shape  # noqa: F401
+    from mscompat.custom_ops.registry import (
+        BackendNotAvailableError,
+        available,
+        implementations,
+        registered_ops,
+        which,
+    )
+
+    rows = []
+    for op in registered_ops():
+        try:
+            chosen: Optional[str] = which(op, device).backend
+        except BackendNotAvailableError:
+            chosen = None
+        for backend in sorted(implementations(op)):
+            ok, why = available(op, backend, device)
+            rows.append((op, backend, "yes" if ok else "no", "*" if backend == chosen else "", why))
+    return rows
+
+
+def _ops(args: argparse.Namespace) -> int:
+    import mindspore as ms
+
+    ms.set_device(args.device)
+    rows = [("op", "backend", "available", "chosen", "why")] + ops_table(args.device)
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    for i, r in enumerate(rows):
+        print("  ".join(c.ljust(w) for c, w in zip(r[:4], widths)) + "  " + r[4])
+        if i == 0:
+            print("  ".join("-" * w for w in widths) + "  " + "-" * 3)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     from mscompat import __version__
 
@@ -134,6 +171,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"mscompat {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
+    from mscompat.scan.cli import add_parser as add_scan_parser
+
+    add_scan_parser(sub)
     p = sub.add_parser(
         "parity",
         help="run the op database against PyTorch on this machine and print a table",
@@ -152,6 +192,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--rst", metavar="PATH", help="also write a reST table (docs)")
     b.add_argument("-q", "--quiet", action="store_true")
     b.set_defaults(func=_bench)
+    o = sub.add_parser("ops", help="which implementation of each op runs on this machine, and why")
+    o.add_argument("--device", default=os.environ.get("MSCOMPAT_DEVICE", "CPU"))
+    o.set_defaults(func=_ops)
     return parser
 
 

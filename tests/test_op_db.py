@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from mscompat.testing import OP_DB
-from mscompat.testing.runner import check_error_input, iter_cases, run_case
+from mscompat.testing.runner import check_error_input, iter_cases, run_case, skip_reason
 
 CASES = [
     pytest.param(info, dtype, index, id=f"{info.full_name}-{dtype}-{index}-{sample.describe()}")
@@ -24,9 +24,16 @@ ERRORS = [
 MODES = ["pynative", "graph"]
 
 
+def _skip_unavailable(info):
+    reason = skip_reason(info)
+    if reason:
+        pytest.skip(reason)
+
+
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("info,dtype,index", CASES)
 def test_forward_parity(info, dtype, index, mode):
+    _skip_unavailable(info)
     if mode == "graph" and not info.supports_graph:
         pytest.skip(f"{info.full_name} does not support graph mode")
     report = run_case(info, dtype, index).report(mode, "forward")
@@ -36,6 +43,7 @@ def test_forward_parity(info, dtype, index, mode):
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("info,dtype,index", CASES)
 def test_grad_parity(info, dtype, index, mode):
+    _skip_unavailable(info)
     result = run_case(info, dtype, index)
     if not result.has_grad:
         pytest.skip("no differentiable input in this sample")
@@ -45,6 +53,7 @@ def test_grad_parity(info, dtype, index, mode):
 
 @pytest.mark.parametrize("info,dtype,index", CASES)
 def test_graph_matches_pynative(info, dtype, index):
+    _skip_unavailable(info)
     if not info.supports_graph:
         pytest.skip(f"{info.full_name} does not support graph mode")
     report = run_case(info, dtype, index).graph_vs_pynative()
@@ -54,6 +63,7 @@ def test_graph_matches_pynative(info, dtype, index):
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("info,err", ERRORS)
 def test_error_inputs(info, err, mode):
+    _skip_unavailable(info)
     problem = check_error_input(info, err, mode)
     assert problem is None, problem
 

@@ -27,6 +27,8 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
+from mindspore.ops import constexpr
+
 __all__ = [
     "BACKENDS",
     "DEFAULT_ORDER",
@@ -36,6 +38,7 @@ __all__ = [
     "Implementation",
     "available",
     "current_device",
+    "device_target",
     "dispatch",
     "implementations",
     "register",
@@ -79,6 +82,8 @@ class Choice:
 
 
 _REGISTRY: Dict[str, Dict[str, Implementation]] = {}
+# The same functions, as plain nested dicts: what ``dispatch`` indexes inside a graph.
+_FNS: Dict[str, Dict[str, Callable[..., Any]]] = {}
 _ORDER: Dict[str, Tuple[str, ...]] = {}
 _PROBES: Dict[Tuple[str, str, str], Tuple[bool, str]] = {}
 _PROBE_LOCK = threading.Lock()
@@ -120,6 +125,7 @@ def register(
         _REGISTRY.setdefault(op, {})[backend] = Implementation(
             op, backend, fn, tuple(devices), probe, note
         )
+        _FNS.setdefault(op, {})[backend] = fn
         return fn
 
     return deco
@@ -152,6 +158,12 @@ def current_device() -> str:
     import mindspore as ms
 
     return str(ms.get_context("device_target"))
+
+
+@constexpr
+def device_target() -> str:
+    """:func:`current_device` as a compile-time constant (usable inside ``ms.jit``)."""
+    return current_device()
 
 
 def available(op: str, backend: str, device: Optional[str] = None) -> Tuple[bool, str]:
@@ -245,9 +257,19 @@ def which(op: str, device: Optional[str] = None) -> Choice:
     )
 
 
+@constexpr
+def _chosen(op: str) -> str:
+    # A MindSpore constexpr: under ms.jit it runs in Python at compile time (MindSpore would
+    # otherwise parse the registry into the graph); in PyNative it is a plain call.
+    return which(op).backend
+
+
 def dispatch(op: str) -> Callable[..., Any]:
-    """The implementation :func:`which` chooses for ``op`` on the current device."""
-    return _REGISTRY[op][which(op).backend].fn
+    """The implementation :func:`which` chooses for ``op`` on the current device.
+
+    Usable inside ``ms.jit``: the choice is made in Python when the graph is compiled.
+    """
+    return _FNS[op][_chosen(op)]
 
 
 @contextlib.contextmanager

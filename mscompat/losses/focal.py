@@ -9,6 +9,8 @@ import numpy as np
 from mindspore import Tensor, nn, ops
 
 from mscompat._checks import check_float_tensor, check_reduction, check_same_shape, check_tensor
+from mscompat.custom_ops import focal_loss as _kernels
+from mscompat.custom_ops.registry import device_target, dispatch, register
 from mscompat.losses.utils import AvgFactor, _check_avg_factor, scalar_like, weight_reduce_loss
 
 __all__ = ["SigmoidFocalLoss", "sigmoid_focal_loss"]
@@ -58,6 +60,26 @@ def _focal_elementwise(pred: Tensor, target: Tensor, gamma: float, alpha: float)
     bce = _round(_round(one_minus_t * x, half) - _round(_log_sigmoid(x), half), half)
     loss = _round(bce * focal_weight, half)
     return loss.astype(ms.float16) if half else loss
+
+
+register("losses.sigmoid_focal_loss", "composite", note="MindSpore ops, PyTorch's op sequence")(
+    _focal_elementwise
+)
+
+
+@register(
+    "losses.sigmoid_focal_loss",
+    "aot",
+    devices=("CPU", "GPU"),
+    probe=_kernels.probe,
+    note="fused C++/CUDA forward and backward kernels",
+)
+def _focal_elementwise_aot(pred: Tensor, target: Tensor, gamma: float, alpha: float) -> Tensor:
+    """The fused kernels; float16 runs the composite path (PyTorch rounds every float16 op)."""
+    if pred.dtype == ms.float16:
+        return _focal_elementwise(pred, target, gamma, alpha)
+    coef = Tensor([gamma, alpha], pred.dtype)
+    return _kernels.FORWARD[device_target()](pred, target.astype(pred.dtype), coef)
 
 
 def _expand_weight(weight: Tensor, loss: Tensor) -> Tensor:
@@ -155,7 +177,7 @@ def sigmoid_focal_loss(
         if pred.ndim == 0:
             raise ValueError("weight needs pred with at least 1 dim, but pred is 0-d")
         weight = _expand_weight(check_tensor(weight, "weight"), pred)
-    loss = _focal_elementwise(pred, target, float(gamma), float(alpha))
+    loss = dispatch("losses.sigmoid_focal_loss")(pred, target, float(gamma), float(alpha))
     return weight_reduce_loss(loss, weight, reduction, avg_factor)
 
 

@@ -50,7 +50,17 @@ def _median_ms(fn: Callable[[], Any], repeat: int, min_time: float = 0.2) -> flo
 
 
 def bench_op(info: OpInfo, repeat: int = 10, backward: bool = True) -> List[BenchResult]:
-    """Benchmark one entry on its ``bench_input``; forward, and forward+backward if any."""
+    """Benchmark one entry on its ``bench_input``; forward, and forward+backward if any.
+
+    A backend variant (``info.backend``) is timed with that backend forced.
+    """
+    from mscompat.testing.runner import backend_context
+
+    with backend_context(info):
+        return _bench_op(info, repeat, backward)
+
+
+def _bench_op(info: OpInfo, repeat: int, backward: bool) -> List[BenchResult]:
     import mindspore as ms
     import torch
 

@@ -3,6 +3,7 @@ and by ``mscompat parity``."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 import traceback
 from dataclasses import dataclass, field
@@ -20,7 +21,33 @@ from mscompat.testing.parity import (
     run_torch,
 )
 
-__all__ = ["CaseResult", "check_error_input", "iter_cases", "run_case"]
+__all__ = [
+    "CaseResult",
+    "backend_context",
+    "check_error_input",
+    "iter_cases",
+    "run_case",
+    "skip_reason",
+]
+
+
+def skip_reason(info: OpInfo) -> Optional[str]:
+    """Why a backend variant cannot run on this machine (None if it can)."""
+    if not info.backend:
+        return None
+    from mscompat.custom_ops.registry import available
+
+    ok, why = available(info.dispatch_op, info.backend)
+    return None if ok else f"{info.full_name}: backend {info.backend!r} unavailable here: {why}"
+
+
+def backend_context(info: OpInfo) -> contextlib.AbstractContextManager:
+    """Force the entry's backend (a no-op for entries that are not backend variants)."""
+    if not info.backend:
+        return contextlib.nullcontext()
+    from mscompat.custom_ops.registry import use_backend
+
+    return use_backend(info.backend, info.dispatch_op)
 
 
 @dataclass
@@ -140,9 +167,15 @@ def run_case(
             continue
         try:
             fn = info.ms_callable(sample)
-            result.outs[mode], result.grads[mode] = run_mindspore(
-                fn, sample.args, sample.kwargs, mode=mode, grad_argnums=argnums, cotangents=cts
-            )
+            with backend_context(info):
+                result.outs[mode], result.grads[mode] = run_mindspore(
+                    fn,
+                    sample.args,
+                    sample.kwargs,
+                    mode=mode,
+                    grad_argnums=argnums,
+                    cotangents=cts,
+                )
         except Exception:
             result.errors[mode] = traceback.format_exc()
     _CACHE[key] = result
@@ -176,7 +209,8 @@ def check_error_input(info: OpInfo, error: ErrorInput, mode: str) -> Optional[st
         def call(*a: object) -> object:
             return fn(*a, **kwargs)
 
-        (ms.jit(call) if mode == "graph" else call)(*args)
+        with backend_context(info):
+            (ms.jit(call) if mode == "graph" else call)(*args)
     except Exception as exc:  # noqa: BLE001 - we inspect what was raised
         if not isinstance(exc, error.error_type):
             return f"raised {type(exc).__name__}: {exc}, expected {error.error_type.__name__}"

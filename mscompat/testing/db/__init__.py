@@ -6,6 +6,7 @@ name order, so adding a family is adding a module.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import pkgutil
 from typing import List
@@ -16,10 +17,18 @@ __all__ = ["OP_DB", "get_op"]
 
 
 def _collect() -> List[OpInfo]:
+    from mscompat.custom_ops.registry import implementations
+
     entries: List[OpInfo] = []
     for mod in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
         module = importlib.import_module(f"{__name__}.{mod.name}")
-        entries.extend(getattr(module, "OPS", []))
+        for info in getattr(module, "OPS", []):
+            entries.append(info)
+            # One variant per registered backend, so each (op, backend) pair is checked
+            # against PyTorch with that backend forced.
+            if info.dispatch_op and not info.backend:
+                for backend in sorted(implementations(info.dispatch_op)):
+                    entries.append(dataclasses.replace(info, variant=backend, backend=backend))
     return entries
 
 

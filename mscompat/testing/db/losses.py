@@ -211,6 +211,7 @@ OPS: List[OpInfo] = [
         sample_inputs=focal_samples,
         error_inputs=focal_errors,
         bench_input=focal_bench,
+        dispatch_op="losses.sigmoid_focal_loss",
     ),
     OpInfo(
         name="losses.SigmoidFocalLoss",

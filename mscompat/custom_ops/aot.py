@@ -1,0 +1,96 @@
+"""Loading and calling the compiled kernels (``ops.Custom(func_type="aot")``).
+
+Kernels are built when the package is installed (``setup.py``) and shipped inside it; they are
+loaded only from this package's own directory, by absolute path, and refused if the file or its
+folder is writable by others. A missing build warns once and the op runs its composite
+implementation.
+
+Every launch of a custom kernel in PyNative goes through one process-wide lock
+(:data:`KERNEL_LOCK`): concurrent launches of the same Custom primitive from several Python
+threads gave wrong results in 1-5 % of calls on MindSpore 2.10. In graph mode the primitive is
+part of the compiled graph and the lock is not involved; MindSpore's ``ms.jit`` must not be
+called from several threads at once (it segfaulted, for plain ops too): hold
+:data:`KERNEL_LOCK` around such calls.
+"""
+
+from __future__ import annotations
+
+import glob
+import stat
+import threading
+import warnings
+from pathlib import Path
+from typing import Any, Dict, Optional
+
+from mindspore import ops
+
+__all__ = ["KERNEL_LOCK", "KernelUnavailableError", "LockedCustom", "kernel_path"]
+
+#: Process-wide lock serialising custom-kernel launches (re-entrant).
+KERNEL_LOCK = threading.RLock()
+
+_HERE = Path(__file__).resolve().parent
+_WARNED: Dict[str, bool] = {}
+
+
+class KernelUnavailableError(RuntimeError):
+    """The compiled kernel is not built for this install, or may not be loaded."""
+
+
+def _unsafe(path: Path) -> Optional[str]:
+    for p in (path, path.parent):
+        mode = p.stat().st_mode
+        if mode & stat.S_IWOTH:
+            return f"{p} is writable by others"
+    return None
+
+
+def kernel_path(name: str, device: str = "CPU") -> str:
+    """Absolute path of the compiled kernel library ``name`` for ``device``.
+
+    Args:
+        name: kernel family, e.g. ``"focal_loss"``.
+        device: ``"CPU"`` (g++ build) or ``"GPU"`` (nvcc build).
+
+    Raises:
+        KernelUnavailableError: not built, or the file/folder is writable by others.
+    """
+    suffix = {"CPU": "cpu", "GPU": "cuda"}.get(device)
+    if suffix is None:
+        raise KernelUnavailableError(f"no compiled kernels for device {device!r}")
+    found = sorted(glob.glob(str(_HERE / f"_{name}_{suffix}*.so")))
+    if not found:
+        hint = (
+            "reinstall with a C++ compiler (g++) available"
+            if device == "CPU"
+            else "reinstall with nvcc on PATH (or MSCOMPAT_BUILD_CUDA=1)"
+        )
+        raise KernelUnavailableError(
+            f"the {device} kernel library for {name!r} was not built with this install of "
+            f"mscompat ({_HERE}); {hint}. The composite implementation is used meanwhile."
+        )
+    path = Path(found[0]).resolve()
+    if path.parent != _HERE:
+        raise KernelUnavailableError(f"refusing to load {path}: not inside {_HERE}")
+    problem = _unsafe(path)
+    if problem:
+        raise KernelUnavailableError(f"refusing to load {path}: {problem}")
+    return str(path)
+
+
+def warn_once(key: str, message: str) -> None:
+    """Emit ``message`` as a RuntimeWarning the first time ``key`` is seen in this process."""
+    if not _WARNED.get(key):
+        _WARNED[key] = True
+        warnings.warn(message, RuntimeWarning, stacklevel=3)
+
+
+class LockedCustom(ops.Custom):
+    """``ops.Custom`` whose PyNative launches hold :data:`KERNEL_LOCK`.
+
+    In graph mode the primitive is compiled into the graph and ``__call__`` is not used.
+    """
+
+    def __call__(self, *args: Any) -> Any:
+        with KERNEL_LOCK:
+            return super().__call__(*args)
