@@ -1,0 +1,283 @@
+"""Verdicts: what a PyTorch API becomes on a MindSpore backend.
+
+Two sources, both read at run time:
+
+* ``data/api_knowledge.json``, written by ``tools/probe_apis.py``, which ran each MindSpore
+  counterpart against torch on the backend (forward, gradient, ``ms.jit``); one column per
+  backend, absent where that backend was not measured;
+* the op database :data:`mscompat.testing.OP_DB` (each entry's ``torch_apis`` and
+  ``import_line``) and the dispatch registry, for the mscompat drop-ins.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+__all__ = [
+    "BACKENDS",
+    "VERDICTS",
+    "Knowledge",
+    "MscompatEntry",
+    "Verdict",
+    "load_knowledge",
+    "mscompat_entries",
+]
+
+BACKENDS = ("CPU", "GPU", "Ascend")
+#: Verdicts, best first. ``unmeasured``: not in the knowledge for this backend.
+VERDICTS = ("native", "differs", "mscompat", "missing", "unmeasured")
+DATA_FILE = Path(__file__).resolve().parent / "data" / "api_knowledge.json"
+_STATUS_VERDICT = {
+    "OK": "native",
+    "NO-GRAD": "differs",
+    "GRAPH-FAILS": "differs",
+    "DIFFERS": "differs",
+    "CPU-UNREGISTERED": "missing",
+    "MISSING": "missing",
+    "CRASH": "missing",
+}
+_STATUS_WHAT = {
+    "NO-GRAD": "forward matches PyTorch, the gradient does not",
+    "GRAPH-FAILS": "works in PyNative, fails or differs under ms.jit",
+    "DIFFERS": "the same call is rejected or gives another result",
+    "CPU-UNREGISTERED": "no kernel on this backend",
+    "MISSING": "no counterpart",
+    "CRASH": "the counterpart crashed the process",
+}
+
+
+@dataclass(frozen=True)
+class MscompatEntry:
+    """An mscompat drop-in for a PyTorch API (from the op database)."""
+
+    name: str
+    import_line: str
+    dispatch_op: str = ""
+    backends: Tuple[str, ...] = ()
+
+
+@dataclass
+class Verdict:
+    """What a call site of ``api`` becomes on ``backend``.
+
+    Attributes:
+        verdict: one of :data:`VERDICTS`.
+        counterpart: the MindSpore callable (native / differs), or the mscompat import line.
+        note: what differs, why it is missing, or what was not measured.
+        status: the probe's status (``OK``, ``DIFFERS``...) or ``""``.
+        variant: the measured variant that matched the call site.
+        alternative: for a native verdict, an mscompat import line that also covers it.
+    """
+
+    api: str
+    verdict: str
+    counterpart: str = ""
+    note: str = ""
+    status: str = ""
+    variant: str = ""
+    alternative: str = ""
+    measured_on: List[str] = field(default_factory=list)
+
+
+def _same(a: Any, b: Any) -> bool:
+    if b == "*":
+        return a is not None
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b
+
+
+class Knowledge:
+    """The measured table, queried per call site."""
+
+    def __init__(self, data: Dict[str, Any]) -> None:
+        self.data = data
+        self.apis: Dict[str, Any] = data.get("apis", {})
+        self.measured: Dict[str, Any] = data.get("measured", {})
+        self.tensor_methods = frozenset(data.get("tensor_methods", ()))
+
+    def is_measured(self, backend: str) -> bool:
+        return backend in self.measured
+
+    def _variant(self, entry: Dict[str, Any], kwargs: Dict[str, Any]) -> Tuple[str, Any]:
+        params: List[str] = entry.get("params", [])
+        named = dict(kwargs)
+        for k, pname in enumerate(params):
+            if f"#{k}" in kwargs and pname not in named:
+                named[pname] = kwargs[f"#{k}"]
+        best: Optional[Tuple[str, Any]] = None
+        best_n = -1
+        for label, var in entry["variants"].items():
+            when: Dict[str, Any] = var.get("when", {})
+            if all(_same(named.get(k), v) for k, v in when.items()) and len(when) > best_n:
+                best, best_n = (label, var), len(when)
+        if best is None:
+            label = next(iter(entry["variants"]))
+            best = (label, entry["variants"][label])
+        return best
+
+    def lookup(
+        self, api: str, kwargs: Optional[Dict[str, Any]], backend: str
+    ) -> Tuple[Optional[str], str, Optional[Dict[str, Any]], str]:
+        """(api key used, variant label, measured record for ``backend`` or None, how found)."""
+        key = api
+        how = ""
+        if key not in self.apis and api.startswith("torch.Tensor."):
+            alt = "torch." + api[len("torch.Tensor.") :]
+            if alt in self.apis:
+                key, how = alt, f"measured as {alt}"
+        if key not in self.apis and api.startswith("torch.nn.functional."):
+            alt = "torch." + api[len("torch.nn.functional.") :]
+            if alt in self.apis:
+                key, how = alt, f"measured as {alt}"
+        entry = self.apis.get(key)
+        if entry is None:
+            return None, "", None, ""
+        label, var = self._variant(entry, kwargs or {})
+        return key, label, var.get(backend), how
+
+    def other_backends(self, key: str, label: str, backend: str) -> Dict[str, Any]:
+        var = self.apis[key]["variants"][label]
+        return {b: var[b] for b in BACKENDS if b != backend and b in var}
+
+    def worst_variant(self, api: str, backend: str) -> Optional[Dict[str, Any]]:
+        entry = self.apis.get(api)
+        if not entry:
+            return None
+        recs = [v[backend] for v in entry["variants"].values() if backend in v]
+        order = ["OK", "NO-GRAD", "GRAPH-FAILS", "DIFFERS", "CPU-UNREGISTERED", "MISSING", "CRASH"]
+        return max(recs, key=lambda r: order.index(r["status"]), default=None)
+
+
+@lru_cache(maxsize=4)
+def _load(path: str) -> Knowledge:
+    with open(path, encoding="utf-8") as f:
+        return Knowledge(json.load(f))
+
+
+def load_knowledge(path: Optional[str] = None) -> Knowledge:
+    """The knowledge file shipped with the package (or ``path``)."""
+    return _load(str(path or DATA_FILE))
+
+
+def mscompat_entries(backend: str) -> Dict[str, List[MscompatEntry]]:
+    """``{torch api: [MscompatEntry...]}`` from the op database, read now (never cached in a
+    file, so it is never stale).
+
+    Raises:
+        Exception: whatever importing the op database raises (:func:`mscompat.scan.scan`
+            reports it and goes on without mscompat verdicts).
+    """
+    from mscompat.testing.db import OP_DB
+
+    try:
+        from mscompat.custom_ops import registry
+    except Exception:  # noqa: BLE001
+        registry = None  # type: ignore[assignment]
+    out: Dict[str, List[MscompatEntry]] = {}
+    for info in OP_DB:
+        if info.variant or info.backend:
+            continue
+        backends: Tuple[str, ...] = ()
+        if info.dispatch_op and registry is not None:
+            try:
+                impls = registry.implementations(info.dispatch_op)
+                backends = tuple(b for b, impl in impls.items() if backend in impl.devices)
+            except Exception:  # noqa: BLE001
+                backends = ()
+        entry = MscompatEntry(info.name, info.import_line, info.dispatch_op, backends)
+        for api in info.torch_apis:
+            lst = out.setdefault(api, [])
+            if all(e.name != entry.name for e in lst):
+                lst.append(entry)
+    return out
+
+
+def decide(
+    api: str,
+    kwargs: Optional[Dict[str, Any]],
+    backend: str,
+    knowledge: Knowledge,
+    drop_ins: Dict[str, List[MscompatEntry]],
+) -> Verdict:
+    """The verdict for one call site."""
+    key, label, rec, how = knowledge.lookup(api, kwargs, backend)
+    ours = drop_ins.get(api) or (drop_ins.get(key) if key else None) or []
+    mscompat_line = ours[0].import_line if ours else ""
+    runs = f" (runs: {', '.join(ours[0].backends)})" if ours and ours[0].backends else ""
+    if key is not None and rec is not None and rec["status"] in ("UNVERIFIED", "ERROR"):
+        if ours:
+            return Verdict(
+                api, "mscompat", mscompat_line, f"covered by mscompat{runs}", rec["status"], label,
+                measured_on=[backend],
+            )  # fmt: skip
+        return Verdict(
+            api, "unmeasured", _qualify(rec.get("counterpart", "")), rec.get("note", ""),
+            rec["status"], label, measured_on=[backend],
+        )  # fmt: skip
+    if key is not None and rec is not None:
+        status = rec["status"]
+        verdict = _STATUS_VERDICT.get(status, "missing")
+        note = rec.get("note", "")
+        if how:
+            note = f"{how}; {note}" if note else how
+        counterpart = rec.get("counterpart", "")
+        if verdict == "native":
+            return Verdict(
+                api, "native", _qualify(counterpart), note, status, label, mscompat_line,
+                [backend],
+            )  # fmt: skip
+        if ours:
+            why = _STATUS_WHAT.get(status, status)
+            return Verdict(
+                api,
+                "mscompat",
+                mscompat_line,
+                f"native: {status} ({why}){': ' + _qualify(counterpart) if counterpart else ''}"
+                + runs,
+                status,
+                label,
+                measured_on=[backend],
+            )
+        if verdict == "differs":
+            what = _STATUS_WHAT[status]
+            return Verdict(
+                api, "differs", _qualify(counterpart), f"{what}: {note}" if note else what,
+                status, label, measured_on=[backend],
+            )  # fmt: skip
+        what = _STATUS_WHAT.get(status, status)
+        return Verdict(
+            api, "missing", _qualify(counterpart), f"{what}: {note}" if note else what, status,
+            label, measured_on=[backend],
+        )  # fmt: skip
+    if ours:
+        note = "covered by mscompat" + runs
+        if key is not None:
+            note += f"; not measured natively on {backend}"
+        return Verdict(api, "mscompat", mscompat_line, note, "", label)
+    if key is not None:
+        others = knowledge.other_backends(key, label, backend)
+        seen = "; ".join(
+            f"{b}: {r['status']} {_qualify(r.get('counterpart', ''))}".rstrip()
+            for b, r in others.items()
+        )
+        return Verdict(
+            api, "unmeasured", "", f"not measured on {backend}" + (f" ({seen})" if seen else ""),
+            "", label, measured_on=sorted(others),
+        )  # fmt: skip
+    return Verdict(api, "unmeasured", "", "not in the knowledge base (no probe case)")
+
+
+def _qualify(counterpart: str) -> str:
+    """``ops.sort`` -> ``mindspore.ops.sort`` (labels of adapted calls are kept)."""
+    if not counterpart:
+        return ""
+    if counterpart.startswith(("mint.", "ops.", "nn.")):
+        return "mindspore." + counterpart
+    if counterpart.startswith("Tensor."):
+        return "mindspore." + counterpart
+    return counterpart

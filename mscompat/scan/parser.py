@@ -1,0 +1,583 @@
+"""Find the PyTorch API call sites of a Python file with :mod:`ast` (the code is never run).
+
+What is resolved:
+
+* import aliases: ``import torch.nn.functional as F``, ``from torch import nn``,
+  ``from torch.nn import functional``, ``from torchvision.ops import nms``, imports inside
+  functions, ``torch.nn.modules.conv.Conv2d`` spelled out;
+* ``nn.Module`` attributes and local names bound to a module instance
+  (``self.pool = nn.AdaptiveAvgPool2d(1)`` then ``self.pool(x)`` is a call of
+  ``torch.nn.AdaptiveAvgPool2d``, with the constructor's arguments);
+* tensor methods (``x.sort()``, ``t.view(-1)``) where the receiver is known to be a tensor:
+  ``forward`` parameters, parameters annotated ``Tensor``, names assigned from torch calls,
+  module calls, tensor arithmetic, indexing or other tensor methods; a few methods that only
+  tensors have (``view``, ``permute``, ``masked_fill``...) count on any receiver that is not a
+  known module or NumPy value;
+* risk flags from MindSpore's migration guide: dynamic shapes (``masked_select``, ``nonzero``,
+  ``unique``, boolean-mask indexing, slicing with tensor bounds, ``topk`` with a tensor ``k``...),
+  second-order gradients (``create_graph=True``), data processing inside ``forward`` (NumPy,
+  OpenCV, PIL, ``.numpy()``, ``.item()``, ``.tolist()``).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
+
+__all__ = ["CallSite", "FileScan", "Risk", "scan_source"]
+
+#: Top-level packages whose names are PyTorch-side APIs.
+TRACKED_ROOTS = frozenset({"torch", "torchvision", "mmcv", "mmdet", "mmengine"})
+#: Top-level packages whose calls inside ``forward`` are data processing.
+DATA_ROOTS = frozenset({"numpy", "cv2", "PIL", "scipy", "pandas", "skimage"})
+#: Methods only a tensor has: counted on any receiver not known to be something else.
+TENSOR_ONLY_METHODS = frozenset(
+    {
+        "contiguous", "expand_as", "masked_fill", "masked_fill_", "masked_select", "new_empty",
+        "new_full", "new_ones", "new_tensor", "new_zeros", "nonzero", "numel", "permute",
+        "sigmoid", "sigmoid_", "softmax", "log_softmax", "topk", "type_as", "unsqueeze",
+        "unsqueeze_", "view", "view_as", "clamp", "clamp_", "detach", "index_select",
+        "masked_scatter", "scatter_", "scatter_add_", "index_fill_", "repeat_interleave",
+    }
+)  # fmt: skip
+#: Tensor methods whose result is not a tensor.
+NON_TENSOR_RESULTS = frozenset(
+    {"item", "tolist", "numpy", "size", "dim", "numel", "ndimension", "data_ptr", "element_size",
+     "is_contiguous", "stride", "nelement", "get_device", "storage"}
+)  # fmt: skip
+#: ``torch.*`` callables whose result is not a tensor (or not interesting as one).
+NON_TENSOR_TORCH = frozenset(
+    {"torch.device", "torch.no_grad", "torch.enable_grad", "torch.set_grad_enabled",
+     "torch.is_tensor", "torch.manual_seed", "torch.load", "torch.save", "torch.Size",
+     "torch.cuda.is_available", "torch.cuda.device_count", "torch.get_default_dtype",
+     "torch.is_grad_enabled", "torch.jit.script", "torch.jit.trace", "torch.compile"}
+)  # fmt: skip
+#: Calls whose output shape depends on the values: dynamic shapes in graph mode.
+DYNAMIC_SHAPE_APIS = {
+    "torch.masked_select": "output length depends on the mask",
+    "torch.Tensor.masked_select": "output length depends on the mask",
+    "torch.nonzero": "output length depends on the values",
+    "torch.Tensor.nonzero": "output length depends on the values",
+    "torch.argwhere": "output length depends on the values",
+    "torch.Tensor.argwhere": "output length depends on the values",
+    "torch.unique": "output length depends on the values",
+    "torch.Tensor.unique": "output length depends on the values",
+    "torch.unique_consecutive": "output length depends on the values",
+    "torch.Tensor.unique_consecutive": "output length depends on the values",
+    "torchvision.ops.nms": "number of kept boxes depends on the values",
+    "torchvision.ops.batched_nms": "number of kept boxes depends on the values",
+    "torchvision.ops.remove_small_boxes": "number of kept boxes depends on the values",
+    "mmcv.ops.nms": "number of kept boxes depends on the values",
+    "mmcv.ops.batched_nms": "number of kept boxes depends on the values",
+}
+# module path spellings that name the same public API
+_CANONICAL_PREFIXES = (
+    ("torchvision.ops.boxes.", "torchvision.ops."),
+    ("torchvision.ops.focal_loss.", "torchvision.ops."),
+    ("torchvision.ops.roi_align.", "torchvision.ops."),
+    ("torchvision.ops.roi_pool.", "torchvision.ops."),
+    ("torchvision.ops.deform_conv.", "torchvision.ops."),
+    ("torchvision.ops.feature_pyramid_network.", "torchvision.ops."),
+    ("torchvision.ops.misc.", "torchvision.ops."),
+    ("torchvision.ops.poolers.", "torchvision.ops."),
+    ("torch.functional.", "torch."),
+    ("torch._C._nn.", "torch.nn.functional."),
+    ("torch.nn.modules.module.", "torch.nn."),
+)
+
+
+def canonical(name: str) -> str:
+    """``torchvision.ops.boxes.nms`` -> ``torchvision.ops.nms``, ``torch.nn.modules.conv.Conv2d``
+    -> ``torch.nn.Conv2d``."""
+    for old, new in _CANONICAL_PREFIXES:
+        if name.startswith(old):
+            return new + name[len(old) :]
+    if name.startswith("torch.nn.modules."):
+        parts = name.split(".")
+        if len(parts) >= 5:
+            return "torch.nn." + parts[-1]
+    return name
+
+
+@dataclass
+class CallSite:
+    """One use of a PyTorch-side API.
+
+    Attributes:
+        api: canonical fully qualified name (``torch.nn.functional.interpolate``,
+            ``torch.Tensor.sort``, ``torch.nn.Conv2d``).
+        line, col: position in the file (1-based line).
+        kwargs: the call's keyword arguments, literal values where they are literals and
+            ``"*"`` otherwise; positional arguments as ``"#0"``, ``"#1"``... (a module call
+            carries its constructor's arguments).
+        how: ``"call"`` (a function), ``"construct"`` (a Module built), ``"module"`` (a Module
+            instance called), ``"method"`` (a tensor method).
+    """
+
+    api: str
+    line: int
+    col: int
+    kwargs: Dict[str, Any] = field(default_factory=dict)
+    how: str = "call"
+
+
+@dataclass
+class Risk:
+    """A construct MindSpore's migration guide asks to analyse before porting."""
+
+    kind: str  # "dynamic-shape" | "second-order-grad" | "in-graph-data"
+    line: int
+    what: str
+    detail: str
+
+
+@dataclass
+class FileScan:
+    """What one file contains."""
+
+    calls: List[CallSite] = field(default_factory=list)
+    risks: List[Risk] = field(default_factory=list)
+    #: module-level functions and classes defined in the file: (name, line)
+    definitions: List[Tuple[str, int]] = field(default_factory=list)
+
+
+def _literal(node: ast.AST) -> Any:
+    try:
+        value = ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return "*"
+    if isinstance(value, (int, float, str, bool, type(None), tuple, list)):
+        return value
+    return "*"
+
+
+def _call_args(node: ast.Call) -> Dict[str, Any]:
+    out: Dict[str, Any] = {}
+    for k, a in enumerate(node.args):
+        if isinstance(a, ast.Starred):
+            break
+        out[f"#{k}"] = _literal(a)
+    for kw in node.keywords:
+        if kw.arg is not None:
+            out[kw.arg] = _literal(kw.value)
+    return out
+
+
+class _Scope:
+    def __init__(self, parent: Optional[_Scope] = None) -> None:
+        self.parent = parent
+        self.aliases: Dict[str, str] = {}  # local name -> dotted module/callable path
+        self.tensors: Set[str] = set()
+        self.bools: Set[str] = set()
+        self.modules: Dict[str, Tuple[str, Dict[str, Any]]] = {}  # name -> (api, ctor args)
+        self.numpy: Set[str] = set()
+
+    def lookup_alias(self, name: str) -> Optional[str]:
+        s: Optional[_Scope] = self
+        while s is not None:
+            if name in s.aliases:
+                return s.aliases[name]
+            s = s.parent
+        return None
+
+    def is_tensor(self, name: str) -> bool:
+        return name in self.tensors
+
+    def module(self, name: str) -> Optional[Tuple[str, Dict[str, Any]]]:
+        s: Optional[_Scope] = self
+        while s is not None:
+            if name in s.modules:
+                return s.modules[name]
+            s = s.parent
+        return None
+
+
+class _Visitor(ast.NodeVisitor):
+    def __init__(self, tensor_methods: FrozenSet[str]) -> None:
+        self.tensor_methods = tensor_methods
+        self.result = FileScan()
+        self.scope = _Scope()
+        self.class_attrs: List[Dict[str, Tuple[str, Dict[str, Any]]]] = []
+        self.in_forward = 0
+        self._seen_constructs: Set[int] = set()
+
+    # -- names ---------------------------------------------------------------------------
+    def dotted(self, node: ast.AST) -> Optional[str]:
+        """The fully qualified name an expression refers to, if it is an imported name."""
+        if isinstance(node, ast.Name):
+            return self.scope.lookup_alias(node.id)
+        if isinstance(node, ast.Attribute):
+            base = self.dotted(node.value)
+            return f"{base}.{node.attr}" if base else None
+        return None
+
+    def tracked(self, node: ast.AST) -> Optional[str]:
+        name = self.dotted(node)
+        if name and name.split(".", 1)[0] in TRACKED_ROOTS:
+            return canonical(name)
+        return None
+
+    # -- imports -------------------------------------------------------------------------
+    def visit_Import(self, node: ast.Import) -> None:
+        for a in node.names:
+            if a.asname:
+                self.scope.aliases[a.asname] = a.name
+            else:
+                root = a.name.split(".", 1)[0]
+                self.scope.aliases[root] = root
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        if node.level or not node.module:
+            return
+        for a in node.names:
+            if a.name == "*":
+                continue
+            self.scope.aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+
+    # -- scopes --------------------------------------------------------------------------
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        for d in node.decorator_list:
+            self.visit(d)
+        for base in node.bases:
+            self.visit(base)
+        attrs: Dict[str, Tuple[str, Dict[str, Any]]] = {}
+        # first pass: self.X = nn.Y(...) anywhere in the class
+        for sub in ast.walk(node):
+            if isinstance(sub, (ast.Assign, ast.AnnAssign)) and sub.value is not None:
+                targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
+                ctor = self._module_ctor(sub.value)
+                if ctor is None:
+                    continue
+                for t in targets:
+                    if (
+                        isinstance(t, ast.Attribute)
+                        and isinstance(t.value, ast.Name)
+                        and t.value.id == "self"
+                    ):
+                        attrs[t.attr] = ctor
+        self.class_attrs.append(attrs)
+        for stmt in node.body:
+            self.visit(stmt)
+        self.class_attrs.pop()
+
+    def _module_ctor(self, value: ast.AST) -> Optional[Tuple[str, Dict[str, Any]]]:
+        if isinstance(value, ast.Call):
+            name = self.tracked(value.func)
+            if name and _is_module_class(name):
+                return name, _call_args(value)
+        return None
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        self._function(node)
+
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> None:
+        self._function(node)
+
+    def _function(self, node: Any) -> None:
+        for d in node.decorator_list:
+            self.visit(d)
+        for default in list(node.args.defaults) + [
+            d for d in node.args.kw_defaults if d is not None
+        ]:
+            self.visit(default)
+        outer = self.scope
+        self.scope = _Scope(outer)
+        is_forward = node.name == "forward" and bool(self.class_attrs)
+        params = list(node.args.posonlyargs) + list(node.args.args) + list(node.args.kwonlyargs)
+        for k, a in enumerate(params):
+            ann = a.annotation
+            ann_name = self.dotted(ann) if ann is not None else None
+            annotated = ann_name == "torch.Tensor" or (
+                isinstance(ann, ast.Name) and ann.id == "Tensor"
+            )
+            if annotated or (is_forward and k > 0 and ann is None):
+                self.scope.tensors.add(a.arg)
+        if is_forward:
+            self.in_forward += 1
+        for stmt in node.body:
+            self.visit(stmt)
+        if is_forward:
+            self.in_forward -= 1
+        self.scope = outer
+
+    # -- inference -----------------------------------------------------------------------
+    def is_tensor(self, node: ast.AST) -> bool:
+        if isinstance(node, ast.Name):
+            return self.scope.is_tensor(node.id)
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = self.tracked(func)
+            if name:
+                if name in NON_TENSOR_TORCH or _is_module_class(name):
+                    return False
+                return name.startswith(("torch.", "torchvision.ops."))
+            if self._module_of_call(func) is not None:
+                return True
+            if isinstance(func, ast.Attribute):
+                if func.attr in NON_TENSOR_RESULTS:
+                    return False
+                if self.is_tensor(func.value) and func.attr in self.tensor_methods:
+                    return True
+                if func.attr in TENSOR_ONLY_METHODS and self._plain_receiver(func.value):
+                    return True
+            return False
+        if isinstance(node, ast.BinOp):
+            return self.is_tensor(node.left) or self.is_tensor(node.right)
+        if isinstance(node, ast.UnaryOp):
+            return self.is_tensor(node.operand)
+        if isinstance(node, ast.Subscript):
+            return self.is_tensor(node.value)
+        if isinstance(node, ast.Attribute):
+            return node.attr in ("T", "mT", "data", "grad", "real", "imag") and self.is_tensor(
+                node.value
+            )
+        if isinstance(node, ast.IfExp):
+            return self.is_tensor(node.body) and self.is_tensor(node.orelse)
+        return False
+
+    def is_bool_tensor(self, node: ast.AST) -> bool:
+        if isinstance(node, ast.Compare):
+            return self.is_tensor(node.left) or any(self.is_tensor(c) for c in node.comparators)
+        if isinstance(node, ast.Name):
+            return node.id in self.scope.bools
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Invert):
+            return self.is_bool_tensor(node.operand)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitAnd, ast.BitOr)):
+            return self.is_bool_tensor(node.left) or self.is_bool_tensor(node.right)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr == "bool" and self.is_tensor(node.func.value):
+                return True
+            name = self.tracked(node.func)
+            if name in ("torch.logical_and", "torch.logical_or", "torch.logical_not", "torch.isin"):
+                return True
+        return False
+
+    def _module_of_call(self, func: ast.AST) -> Optional[Tuple[str, Dict[str, Any]]]:
+        """``self.pool`` / ``pool`` bound to a Module instance: (api, constructor args)."""
+        if (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id == "self"
+            and self.class_attrs
+        ):
+            return self.class_attrs[-1].get(func.attr)
+        if isinstance(func, ast.Name):
+            return self.scope.module(func.id)
+        return None
+
+    def _bind(self, target: ast.AST, tensor: bool, boolean: bool, module: Any) -> None:
+        if isinstance(target, ast.Name):
+            self.scope.tensors.discard(target.id)
+            self.scope.bools.discard(target.id)
+            self.scope.modules.pop(target.id, None)
+            if tensor:
+                self.scope.tensors.add(target.id)
+            if boolean:
+                self.scope.bools.add(target.id)
+            if module is not None:
+                self.scope.modules[target.id] = module
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for elt in target.elts:
+                self._bind(elt, tensor, False, None)
+        elif isinstance(target, ast.Starred):
+            self._bind(target.value, False, False, None)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        self.visit(node.value)
+        for t in node.targets:
+            self.visit(t)
+        tensor = self.is_tensor(node.value)
+        boolean = self.is_bool_tensor(node.value)
+        module = self._module_ctor(node.value)
+        for t in node.targets:
+            self._bind(t, tensor or boolean, boolean, module)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is not None:
+            self.visit(node.value)
+            tensor = self.is_tensor(node.value) or self.dotted(node.annotation) == "torch.Tensor"
+            self._bind(
+                node.target, tensor, self.is_bool_tensor(node.value), self._module_ctor(node.value)
+            )
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self.generic_visit(node)
+        if isinstance(node.target, ast.Name) and self.is_tensor(node.value):
+            self.scope.tensors.add(node.target.id)
+
+    def visit_With(self, node: ast.With) -> None:
+        self.generic_visit(node)
+
+    # -- calls and risks -----------------------------------------------------------------
+    def add(self, api: str, node: ast.AST, args: Dict[str, Any], how: str) -> None:
+        self.result.calls.append(
+            CallSite(api, getattr(node, "lineno", 0), getattr(node, "col_offset", 0), args, how)
+        )
+        reason = DYNAMIC_SHAPE_APIS.get(api)
+        if reason:
+            self.risk("dynamic-shape", node, api, reason)
+
+    def risk(self, kind: str, node: ast.AST, what: str, detail: str) -> None:
+        self.result.risks.append(Risk(kind, getattr(node, "lineno", 0), what, detail))
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        name = self.tracked(func)
+        args = _call_args(node)
+        if name:
+            how = "construct" if _is_module_class(name) else "call"
+            self.add(name, node, args, how)
+            self._call_risks(name, node, args)
+        else:
+            module = self._module_of_call(func)
+            if module is not None:
+                self.add(module[0], node, module[1], "module")
+            elif isinstance(func, ast.Attribute):
+                self._method(node, func, args)
+            if self.in_forward:
+                root = (self.dotted(func) or "").split(".", 1)[0]
+                if root in DATA_ROOTS:
+                    self.risk(
+                        "in-graph-data",
+                        node,
+                        self.dotted(func) or root,
+                        f"{root} call inside forward: it runs on the host, outside the graph",
+                    )
+        self.generic_visit(node)
+
+    def _plain_receiver(self, recv: ast.AST) -> bool:
+        """Not a module path (``np.sort``), an nn.Module instance, ``self`` or a literal."""
+        if self.dotted(recv) is not None or self._module_of_call(recv) is not None:
+            return False
+        if isinstance(recv, ast.Name) and recv.id in ("self", "cls"):
+            return False
+        return not isinstance(recv, (ast.Constant, ast.List, ast.Dict, ast.Tuple, ast.JoinedStr))
+
+    def _method(self, node: ast.Call, func: ast.Attribute, args: Dict[str, Any]) -> None:
+        meth = func.attr
+        recv = func.value
+        if meth not in self.tensor_methods or not self._plain_receiver(recv):
+            return
+        known = self.is_tensor(recv)
+        if not known and meth not in TENSOR_ONLY_METHODS:
+            return
+        api = f"torch.Tensor.{meth}"
+        self.add(api, node, args, "method")
+        self._call_risks(api, node, args)
+        if self.in_forward and meth in ("numpy", "tolist", "item") and known:
+            self.risk(
+                "in-graph-data",
+                node,
+                api,
+                f".{meth}() inside forward leaves the graph (host sync; not compilable)",
+            )
+
+    def _call_risks(self, api: str, node: ast.Call, args: Dict[str, Any]) -> None:
+        short = api.rsplit(".", 1)[-1]
+        if short == "topk":
+            k_node = _arg_node(node, 1 if api == "torch.topk" else 0, "k")
+            if k_node is not None and self._dynamic_value(k_node):
+                self.risk("dynamic-shape", node, api, "k is a tensor value, not a constant")
+        if api in ("torch.where",) and len(node.args) == 1 and not node.keywords:
+            self.risk(
+                "dynamic-shape", node, api, "where(condition) returns value-dependent indices"
+            )
+        if short == "repeat_interleave":
+            r_node = _arg_node(node, 1 if api == "torch.repeat_interleave" else 0, "repeats")
+            if r_node is not None and self.is_tensor(r_node):
+                self.risk("dynamic-shape", node, api, "tensor repeats: output length is dynamic")
+        if api == "torch.autograd.grad" and _truthy(args.get("create_graph")):
+            self.risk(
+                "second-order-grad",
+                node,
+                api,
+                "create_graph=True: a second-order gradient; every op on the path needs a "
+                "second-order bprop in MindSpore",
+            )
+        if short == "backward" and _truthy(args.get("create_graph")):
+            self.risk("second-order-grad", node, api, "backward(create_graph=True)")
+        if api.startswith("torch.autograd.functional."):
+            self.risk("second-order-grad", node, api, "higher-order autograd function")
+        if self.in_forward and api.startswith("torchvision.transforms"):
+            self.risk("in-graph-data", node, api, "data transform inside forward")
+
+    def _dynamic_value(self, node: ast.AST) -> bool:
+        """A value that is a tensor or read from one (``.item()``, ``int(t)``)."""
+        if self.is_tensor(node):
+            return True
+        if isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Attribute) and node.func.attr in ("item", "tolist"):
+                return self.is_tensor(node.func.value)
+            if isinstance(node.func, ast.Name) and node.func.id in ("int", "min", "max"):
+                return any(self._dynamic_value(a) for a in node.args)
+        if isinstance(node, ast.BinOp):
+            return self._dynamic_value(node.left) or self._dynamic_value(node.right)
+        return False
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        if self.is_tensor(node.value):
+            index = node.slice
+            parts: Iterable[ast.AST] = index.elts if isinstance(index, ast.Tuple) else [index]
+            for part in parts:
+                if self.is_bool_tensor(part):
+                    self.risk(
+                        "dynamic-shape",
+                        node,
+                        "boolean mask indexing",
+                        "x[mask]: output length depends on the mask (like masked_select)",
+                    )
+                elif isinstance(part, ast.Slice):
+                    bounds = [b for b in (part.lower, part.upper, part.step) if b is not None]
+                    if any(self._dynamic_value(b) for b in bounds):
+                        self.risk(
+                            "dynamic-shape",
+                            node,
+                            "slicing with tensor bounds",
+                            "x[a:b] with a bound read from a tensor: the shape is dynamic",
+                        )
+        self.generic_visit(node)
+
+
+def _arg_node(node: ast.Call, pos: int, name: str) -> Optional[ast.AST]:
+    for kw in node.keywords:
+        if kw.arg == name:
+            return kw.value
+    if len(node.args) > pos and not any(isinstance(a, ast.Starred) for a in node.args[: pos + 1]):
+        return node.args[pos]
+    return None
+
+
+def _truthy(value: Any) -> bool:
+    return value is True or value == "*"
+
+
+def _is_module_class(name: str) -> bool:
+    """``torch.nn.Conv2d``-like names: a class (capitalised last part) under torch.nn or a
+    detection library (a Module built, then called)."""
+    last = name.rsplit(".", 1)[-1]
+    if not last[:1].isupper():
+        return False
+    return name.startswith(("torch.nn.", "torchvision.ops.", "mmcv.", "mmdet.")) and not (
+        name.startswith("torch.nn.functional.") or name == "torch.nn.Parameter"
+    )
+
+
+def scan_source(text: str, tensor_methods: Iterable[str]) -> FileScan:
+    """Parse ``text`` and return its call sites and risks.
+
+    Raises:
+        SyntaxError, ValueError (null bytes), RecursionError (absurd nesting): the caller
+        reports the file as skipped.
+    """
+    tree = ast.parse(text)
+    visitor = _Visitor(frozenset(tensor_methods))
+    visitor.visit(tree)
+    visitor.result.definitions = [
+        (n.name, n.lineno)
+        for n in tree.body
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    ]
+    visitor.result.calls.sort(key=lambda c: (c.line, c.col))
+    visitor.result.risks.sort(key=lambda r: r.line)
+    return visitor.result

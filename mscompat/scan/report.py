@@ -1,0 +1,257 @@
+"""Formats of a :class:`~mscompat.scan.ScanResult`: table (terminal), markdown, json, csv."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any, Dict, List, Sequence
+
+from mscompat.scan import ScanResult
+from mscompat.scan.knowledge import VERDICTS
+
+__all__ = ["FORMATS", "exit_code", "render"]
+
+FORMATS = ("table", "markdown", "json", "csv")
+_MEANING = {
+    "native": "a MindSpore counterpart works as is on this backend (named)",
+    "differs": "works with another signature, default or result (what is said)",
+    "mscompat": "use the mscompat drop-in (import line given)",
+    "missing": "nothing works yet on this backend",
+    "unmeasured": "not measured for this backend / no probe case",
+}
+_FAIL_ON = {"missing": ("missing",), "differs": ("missing", "differs")}
+
+
+def exit_code(result: ScanResult, fail_on: str = "") -> int:
+    """1 when a call site has a verdict at or beyond ``fail_on`` (``missing`` / ``differs``)."""
+    if not fail_on:
+        return 0
+    bad = _FAIL_ON[fail_on]
+    return 1 if any(u.verdict.verdict in bad for u in result.uses) else 0
+
+
+def _where(sites: Sequence[Any], limit: int = 3) -> str:
+    text = ", ".join(f"{f}:{line}" for f, line in sites[:limit])
+    return text + (f" (+{len(sites) - limit})" if len(sites) > limit else "")
+
+
+def _header(result: ScanResult) -> List[str]:
+    lines = []
+    m = result.measured.get(result.backend)
+    if m:
+        lines.append(
+            f"knowledge: measured on {result.backend} with MindSpore {m.get('mindspore')}, "
+            f"torch {m.get('torch')}, {m.get('date')} ({m.get('cases')} probe cases)"
+        )
+    else:
+        done = ", ".join(sorted(result.measured)) or "none"
+        lines.append(
+            f"knowledge: {result.backend} was NOT MEASURED (measured: {done}); native/differs/"
+            f"missing verdicts are not given for {result.backend} -- run "
+            f"`python tools/probe_apis.py --device {result.backend}` on such a machine"
+        )
+    lines.extend(f"warning: {w}" for w in result.warnings)
+    return lines
+
+
+def _summary_counts(result: ScanResult) -> Dict[str, Any]:
+    return {"apis": result.counts(), "call_sites": result.site_counts()}
+
+
+def render(result: ScanResult, fmt: str = "table", top: int = 10) -> str:
+    if fmt == "json":
+        return _json(result)
+    if fmt == "csv":
+        return _csv(result)
+    if fmt == "markdown":
+        return _markdown(result, top)
+    return _table(result, top)
+
+
+def _json(result: ScanResult) -> str:
+    data = {
+        "root": result.root,
+        "backend": result.backend,
+        "backend_measured": result.backend_measured,
+        "knowledge": result.measured,
+        "warnings": result.warnings,
+        "summary": _summary_counts(result),
+        "files": result.files,
+        "apis": [
+            {
+                "api": r.api,
+                "verdict": r.verdict,
+                "counterpart": r.counterpart,
+                "note": r.note,
+                "call_sites": len(r.sites),
+            }
+            for r in result.apis()
+        ],
+        "call_sites": [
+            {
+                "file": u.file,
+                "line": u.line,
+                "col": u.site.col,
+                "api": u.api,
+                "how": u.site.how,
+                "verdict": u.verdict.verdict,
+                "counterpart": u.verdict.counterpart,
+                "variant": u.verdict.variant,
+                "status": u.verdict.status,
+                "alternative": u.verdict.alternative,
+                "note": u.verdict.note,
+            }
+            for u in result.uses
+        ],
+        "risks": [
+            {"file": f, "line": r.line, "kind": r.kind, "what": r.what, "detail": r.detail}
+            for f, r in result.risks
+        ],
+        "skipped": [{"path": s.path, "reason": s.reason} for s in result.skipped],
+        "seconds": round(result.seconds, 3),
+    }
+    return json.dumps(data, indent=2)
+
+
+def _csv(result: ScanResult) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["kind", "file", "line", "api", "verdict", "counterpart", "variant", "note"])
+    for u in result.uses:
+        v = u.verdict
+        w.writerow(["call", u.file, u.line, u.api, v.verdict, v.counterpart, v.variant, v.note])
+    for f, r in result.risks:
+        w.writerow(["risk", f, r.line, r.what, r.kind, "", "", r.detail])
+    for s in result.skipped:
+        w.writerow(["skipped", s.path, "", "", "", "", "", s.reason])
+    return buf.getvalue()
+
+
+def _short(text: str, n: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 3] + "..."
+
+
+def _todo(row: Any) -> str:
+    if row.verdict == "mscompat":
+        return row.counterpart
+    if row.verdict in ("differs", "missing"):
+        return _short(row.note, 110)
+    return row.counterpart or row.note
+
+
+def _table(result: ScanResult, top: int) -> str:
+    rows = result.apis()
+    out: List[str] = []
+    out.append(f"mscompat scan {result.root}  (backend {result.backend})")
+    out.extend(_header(result))
+    out.append(
+        f"{len(result.files)} files, {len(result.uses)} call sites of {len(rows)} PyTorch APIs, "
+        f"{len(result.risks)} risk flags, {len(result.skipped)} skipped, {result.seconds:.1f}s"
+    )
+    out.append("")
+    counts, sites = result.counts(), result.site_counts()
+    out.append("verdict      APIs  sites  meaning")
+    for v in VERDICTS:
+        out.append(f"{v:<11} {counts[v]:>5}  {sites[v]:>5}  {_MEANING[v]}")
+    todo = [r for r in rows if r.verdict in ("missing", "differs", "mscompat")]
+    if todo:
+        out.append("")
+        out.append("To do (worst first):")
+        for r in todo[: max(top, 0) or len(todo)]:
+            out.append(f"  {r.verdict:<9} {r.api}  [{len(r.sites)} sites: {_where(r.sites)}]")
+            out.append(f"            -> {_todo(r)}")
+        if len(todo) > top > 0:
+            out.append(f"  ... {len(todo) - top} more (see per-file detail or --format json)")
+    if result.risks:
+        out.append("")
+        out.append("Risk flags (migration guide):")
+        for f, rk in result.risks:
+            out.append(f"  {rk.kind:<17} {f}:{rk.line}  {rk.what}: {rk.detail}")
+    out.append("")
+    out.append("Per file:")
+    by_file: Dict[str, List[Any]] = {}
+    for u in result.uses:
+        by_file.setdefault(u.file, []).append(u)
+    for f in result.files:
+        uses = by_file.get(f, [])
+        if not uses:
+            continue
+        out.append(f"  {f}")
+        for u in uses:
+            v = u.verdict
+            target = v.counterpart if v.verdict in ("native", "mscompat") else _short(v.note, 70)
+            if v.verdict == "differs" and v.counterpart:
+                target = f"{v.counterpart}: {_short(v.note, 60)}"
+            out.append(f"    {u.line:>5}  {v.verdict:<10} {u.api:<42} {target}")
+    if result.skipped:
+        out.append("")
+        out.append("Skipped:")
+        for s in result.skipped:
+            out.append(f"  {s.path}: {s.reason}")
+    return "\n".join(out)
+
+
+def _md(text: str) -> str:
+    return " ".join(str(text).replace("|", "\\|").split())
+
+
+def _markdown(result: ScanResult, top: int) -> str:
+    rows = result.apis()
+    out: List[str] = [f"## Migration analysis: `{result.root}` on MindSpore {result.backend}", ""]
+    out.extend(f"*{_md(h)}*" for h in _header(result))
+    out.append("")
+    out.append(
+        f"{len(result.files)} files, {len(result.uses)} call sites of {len(rows)} PyTorch APIs, "
+        f"{len(result.risks)} risk flags, {len(result.skipped)} files skipped."
+    )
+    out += ["", "| verdict | APIs | call sites | meaning |", "| --- | ---: | ---: | --- |"]
+    counts, sites = result.counts(), result.site_counts()
+    for v in VERDICTS:
+        out.append(f"| {v} | {counts[v]} | {sites[v]} | {_MEANING[v]} |")
+    out += ["", "### APIs", "", "| API | verdict | sites | use / what differs | where |"]
+    out.append("| --- | --- | ---: | --- | --- |")
+    for r in rows:
+        use = r.counterpart if r.verdict in ("native", "mscompat") else r.note
+        if r.verdict == "differs" and r.counterpart:
+            use = f"`{r.counterpart}`: {r.note}"
+        elif r.verdict in ("native", "mscompat") and use:
+            use = f"`{use}`"
+        out.append(
+            f"| `{r.api}` | **{r.verdict}** | {len(r.sites)} | {_md(_short(use, 300))} "
+            f"| {_md(_where(r.sites))} |"
+        )
+    if result.risks:
+        out += [
+            "",
+            "### Risk flags",
+            "",
+            "| kind | where | what | detail |",
+            "| --- | --- | --- | --- |",
+        ]
+        for f, rk in result.risks:
+            out.append(f"| {rk.kind} | {_md(f)}:{rk.line} | {_md(rk.what)} | {_md(rk.detail)} |")
+    out += ["", "### Per file", ""]
+    by_file: Dict[str, List[Any]] = {}
+    for u in result.uses:
+        by_file.setdefault(u.file, []).append(u)
+    for f in result.files:
+        uses = by_file.get(f, [])
+        if not uses:
+            continue
+        out += [
+            f"#### `{f}`",
+            "",
+            "| line | API | verdict | use / note |",
+            "| ---: | --- | --- | --- |",
+        ]
+        for u in uses:
+            v = u.verdict
+            use = v.counterpart if v.verdict in ("native", "mscompat") else v.note
+            out.append(f"| {u.line} | `{u.api}` | {v.verdict} | {_md(_short(use, 160))} |")
+        out.append("")
+    if result.skipped:
+        out += ["### Skipped", ""]
+        out += [f"- `{_md(s.path)}`: {_md(s.reason)}" for s in result.skipped]
+    return "\n".join(out).rstrip() + "\n"
