@@ -16,6 +16,7 @@ Example:
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import sys
 import time
@@ -23,7 +24,7 @@ import tokenize
 from dataclasses import dataclass, field
 from io import BytesIO
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
+from typing import Any, Dict, FrozenSet, Iterator, List, Optional, Tuple, Union
 
 from mscompat.scan.knowledge import (
     BACKENDS,
@@ -35,7 +36,7 @@ from mscompat.scan.knowledge import (
     load_knowledge,
     mscompat_entries,
 )
-from mscompat.scan.parser import CallSite, FileScan, Risk, scan_source
+from mscompat.scan.parser import TRACKED_ROOTS, CallSite, FileScan, Risk, scan_source
 
 __all__ = [
     "BACKENDS",
@@ -192,7 +193,7 @@ def _iter_py_files(root: Path, skipped: List[Skipped]) -> Iterator[Path]:
         stack.extend(reversed(subdirs))
 
 
-def _scan_file(path: Path, max_bytes: int, methods: frozenset) -> Union[FileScan, str]:
+def _scan_file(path: Path, max_bytes: int, methods: FrozenSet[str]) -> Union[FileScan, str]:
     try:
         size = path.stat().st_size
     except OSError as exc:
@@ -205,12 +206,48 @@ def _scan_file(path: Path, max_bytes: int, methods: frozenset) -> Union[FileScan
         return f"not valid text in its declared encoding ({type(exc).__name__}: {exc})"[:200]
     except OSError as exc:
         return f"cannot read: {exc.strerror or exc}"
+    if not any(root in text for root in TRACKED_ROOTS):
+        return FileScan()  # no torch/torchvision/mmcv/mmdet name: nothing to find
     try:
         return scan_source(text, methods)
     except SyntaxError as exc:
         return f"syntax error at line {exc.lineno}: {exc.msg}"
     except (ValueError, RecursionError, MemoryError) as exc:
         return f"cannot parse ({type(exc).__name__}: {str(exc)[:80]})"
+
+
+def _scan_chunk(args: Tuple[List[Path], int, FrozenSet[str]]) -> List[Union[FileScan, str]]:
+    paths, max_bytes, methods = args
+    return [_scan_file(p, max_bytes, methods) for p in paths]
+
+
+def _scan_all(
+    files: List[Path], max_bytes: int, methods: FrozenSet[str]
+) -> Iterator[Union[FileScan, str]]:
+    """Results in the order of ``files``; large trees are parsed in forked worker processes
+    (only where fork is safe: before MindSpore, with its threads, is imported)."""
+    workers = min(os.cpu_count() or 1, 8)
+    if (
+        len(files) < 100
+        or workers < 2
+        or "mindspore" in sys.modules
+        or "fork" not in multiprocessing.get_all_start_methods()
+    ):
+        for f in files:
+            yield _scan_file(f, max_bytes, methods)
+        return
+    size = max(8, len(files) // (workers * 8))
+    chunks = [(files[k : k + size], max_bytes, methods) for k in range(0, len(files), size)]
+    ctx = multiprocessing.get_context("fork")
+    try:
+        pool = ctx.Pool(workers)
+    except OSError:  # no processes allowed here: do it in this one
+        for f in files:
+            yield _scan_file(f, max_bytes, methods)
+        return
+    with pool:
+        for part in pool.imap(_scan_chunk, chunks):
+            yield from part
 
 
 def _progress(total: int, enabled: Optional[bool]) -> Any:
@@ -260,9 +297,8 @@ def scan(
     bar = _progress(len(files), progress)
     methods = knowledge.tensor_methods
     scans: List[Tuple[str, FileScan]] = []
-    for f in files:
+    for f, out in zip(files, _scan_all(files, max_bytes, methods)):
         rel = str(f.relative_to(root)) if f != root and root in f.parents else str(f)
-        out = _scan_file(f, max_bytes, methods)
         if isinstance(out, str):
             result.skipped.append(Skipped(rel, out))
         else:

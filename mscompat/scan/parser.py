@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
+from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple
 
 __all__ = ["CallSite", "FileScan", "Risk", "scan_source"]
 
@@ -39,6 +39,7 @@ TENSOR_ONLY_METHODS = frozenset(
         "sigmoid", "sigmoid_", "softmax", "log_softmax", "topk", "type_as", "unsqueeze",
         "unsqueeze_", "view", "view_as", "clamp", "clamp_", "detach", "index_select",
         "masked_scatter", "scatter_", "scatter_add_", "index_fill_", "repeat_interleave",
+        "backward",
     }
 )  # fmt: skip
 #: Tensor methods whose result is not a tensor.
@@ -143,12 +144,22 @@ class FileScan:
 
 
 def _literal(node: ast.AST) -> Any:
-    try:
-        value = ast.literal_eval(node)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return "*"
-    if isinstance(value, (int, float, str, bool, type(None), tuple, list)):
-        return value
+    """The value of a literal argument (numbers, strings, booleans, None, tuples/lists of
+    them, negative numbers), ``"*"`` for anything else."""
+    if isinstance(node, ast.Constant):
+        return node.value if not isinstance(node.value, bytes) else "*"
+    if isinstance(node, (ast.Tuple, ast.List)):
+        items = [_literal(e) for e in node.elts]
+        if "*" in items:
+            return "*"
+        return tuple(items) if isinstance(node, ast.Tuple) else items
+    if (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, ast.USub)
+        and isinstance(node.operand, ast.Constant)
+        and isinstance(node.operand.value, (int, float))
+    ):
+        return -node.operand.value
     return "*"
 
 
@@ -200,7 +211,28 @@ class _Visitor(ast.NodeVisitor):
         self.scope = _Scope()
         self.class_attrs: List[Dict[str, Tuple[str, Dict[str, Any]]]] = []
         self.in_forward = 0
-        self._seen_constructs: Set[int] = set()
+        self._dispatch: Dict[type, Callable[[ast.AST], Any]] = {}
+
+    # -- traversal (faster than NodeVisitor's: cached dispatch, ``ctx`` nodes skipped) -----
+    def visit(self, node: ast.AST) -> Any:
+        cls = type(node)
+        meth = self._dispatch.get(cls)
+        if meth is None:
+            meth = getattr(self, "visit_" + cls.__name__, self.generic_visit)
+            self._dispatch[cls] = meth
+        return meth(node)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        for name in node._fields:
+            if name == "ctx":
+                continue
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        self.visit(item)
+            elif isinstance(value, ast.AST):
+                self.visit(value)
 
     # -- names ---------------------------------------------------------------------------
     def dotted(self, node: ast.AST) -> Optional[str]:
@@ -242,20 +274,16 @@ class _Visitor(ast.NodeVisitor):
         for base in node.bases:
             self.visit(base)
         attrs: Dict[str, Tuple[str, Dict[str, Any]]] = {}
-        # first pass: self.X = nn.Y(...) anywhere in the class
-        for sub in ast.walk(node):
-            if isinstance(sub, (ast.Assign, ast.AnnAssign)) and sub.value is not None:
-                targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
-                ctor = self._module_ctor(sub.value)
-                if ctor is None:
-                    continue
-                for t in targets:
-                    if (
-                        isinstance(t, ast.Attribute)
-                        and isinstance(t.value, ast.Name)
-                        and t.value.id == "self"
-                    ):
-                        attrs[t.attr] = ctor
+        # first pass over the methods' statements (not expressions): self.X = nn.Y(...)
+        for item in node.body:
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for stmt in _statements(item.body):
+                    if isinstance(stmt, ast.Assign):
+                        ctor = self._module_ctor(stmt.value)
+                        if ctor is not None:
+                            for t in stmt.targets:
+                                if _is_self_attr(t):
+                                    attrs[t.attr] = ctor  # type: ignore[attr-defined]
         self.class_attrs.append(attrs)
         for stmt in node.body:
             self.visit(stmt)
@@ -424,8 +452,8 @@ class _Visitor(ast.NodeVisitor):
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
         name = self.tracked(func)
-        args = _call_args(node)
         if name:
+            args = _call_args(node)
             how = "construct" if _is_module_class(name) else "call"
             self.add(name, node, args, how)
             self._call_risks(name, node, args)
@@ -434,7 +462,7 @@ class _Visitor(ast.NodeVisitor):
             if module is not None:
                 self.add(module[0], node, module[1], "module")
             elif isinstance(func, ast.Attribute):
-                self._method(node, func, args)
+                self._method(node, func)
             if self.in_forward:
                 root = (self.dotted(func) or "").split(".", 1)[0]
                 if root in DATA_ROOTS:
@@ -454,7 +482,7 @@ class _Visitor(ast.NodeVisitor):
             return False
         return not isinstance(recv, (ast.Constant, ast.List, ast.Dict, ast.Tuple, ast.JoinedStr))
 
-    def _method(self, node: ast.Call, func: ast.Attribute, args: Dict[str, Any]) -> None:
+    def _method(self, node: ast.Call, func: ast.Attribute) -> None:
         meth = func.attr
         recv = func.value
         if meth not in self.tensor_methods or not self._plain_receiver(recv):
@@ -462,6 +490,7 @@ class _Visitor(ast.NodeVisitor):
         known = self.is_tensor(recv)
         if not known and meth not in TENSOR_ONLY_METHODS:
             return
+        args = _call_args(node)
         api = f"torch.Tensor.{meth}"
         self.add(api, node, args, "method")
         self._call_risks(api, node, args)
@@ -537,6 +566,27 @@ class _Visitor(ast.NodeVisitor):
                             "x[a:b] with a bound read from a tensor: the shape is dynamic",
                         )
         self.generic_visit(node)
+
+
+def _statements(body: List[ast.stmt]) -> Iterator[ast.stmt]:
+    """Statements of a block, entering compound statements but not nested functions."""
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, (ast.If, ast.For, ast.AsyncFor, ast.While)):
+            yield from _statements(stmt.body)
+            yield from _statements(stmt.orelse)
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            yield from _statements(stmt.body)
+        elif isinstance(stmt, ast.Try):
+            yield from _statements(stmt.body)
+            for h in stmt.handlers:
+                yield from _statements(h.body)
+            yield from _statements(stmt.orelse)
+            yield from _statements(stmt.finalbody)
+
+
+def _is_self_attr(t: ast.AST) -> bool:
+    return isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
 
 
 def _arg_node(node: ast.Call, pos: int, name: str) -> Optional[ast.AST]:
