@@ -145,6 +145,70 @@ def _adaptive_max_pool3d_composite(
     return _max_composite(x, output_size, return_indices)
 
 
+# ----------------------------------------------------------------------------- native
+
+
+def _probe_native_avg() -> None:
+    """ops.adaptive_avg_pool2d on a non-divisible size (5 -> 3 over [1..5]) must give
+    PyTorch's bins; raises if the kernel is missing or bins differ."""
+    x = Tensor(np.arange(1.0, 6.0, dtype=np.float32).reshape(1, 1, 1, 5))
+    got = ops.adaptive_avg_pool2d(x, (1, 3)).asnumpy().reshape(-1)
+    if not np.allclose(got, [1.5, 3.0, 4.5]):
+        raise RuntimeError(f"ops.adaptive_avg_pool2d bins differ from PyTorch's: {got}")
+
+
+def _avg_native(x: Tensor, output_size: Tuple[int, ...]) -> Tensor:
+    """MindSpore's AdaptiveAvgPool2D/3D kernels (PyTorch's bins, measured exact on CPU);
+    empty tensors and output size 1 (a reduction) go to the composite."""
+    n = len(output_size)
+    if x.size == 0 or 0 in output_size or all(o == 1 for o in output_size):
+        return _avg_composite(x, output_size)
+    if n == 1:
+        y = ops.adaptive_avg_pool2d(x.expand_dims(-2), (1,) + output_size)
+        return y.squeeze(-2)
+    if n == 2:
+        return ops.adaptive_avg_pool2d(x, output_size)
+    if x.ndim == 4:
+        return ops.adaptive_avg_pool3d(x.expand_dims(0), output_size).squeeze(0)
+    return ops.adaptive_avg_pool3d(x, output_size)
+
+
+_NATIVE_NOTE = "ops.adaptive_avg_pool{}d (exact bins on CPU; empty/size 1 to composite)"
+
+
+@register(
+    "shape.adaptive_avg_pool1d",
+    "native",
+    devices=("CPU",),
+    probe=_probe_native_avg,
+    note=_NATIVE_NOTE.format("2"),
+)
+def _adaptive_avg_pool1d_native(x: Tensor, output_size: Tuple[int, ...]) -> Tensor:
+    return _avg_native(x, output_size)
+
+
+@register(
+    "shape.adaptive_avg_pool2d",
+    "native",
+    devices=("CPU",),
+    probe=_probe_native_avg,
+    note=_NATIVE_NOTE.format("2"),
+)
+def _adaptive_avg_pool2d_native(x: Tensor, output_size: Tuple[int, ...]) -> Tensor:
+    return _avg_native(x, output_size)
+
+
+@register(
+    "shape.adaptive_avg_pool3d",
+    "native",
+    devices=("CPU",),
+    probe=_probe_native_avg,
+    note=_NATIVE_NOTE.format("3"),
+)
+def _adaptive_avg_pool3d_native(x: Tensor, output_size: Tuple[int, ...]) -> Tensor:
+    return _avg_native(x, output_size)
+
+
 # ----------------------------------------------------------------------------- front doors
 
 

@@ -147,7 +147,7 @@ def _max_pool_composite(
         pool_table(spatial[i], out[i], kernel[i], stride[i], padding[i], dilation[i])
         for i in range(n)
     )
-    flat = max_flat_index(planes, tables)
+    flat = max_flat_index(planes, tables)  # type: ignore[arg-type]  # None raised up front
     values = from_planes(gather_planes(planes, flat, out), x, n)
     if return_indices:
         return values, from_planes(flat.reshape((-1,) + out), x, n)
