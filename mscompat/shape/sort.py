@@ -1,0 +1,609 @@
+"""Sorting and selection with PyTorch semantics: ``sort``, ``argsort``, ``msort``, ``topk``,
+``kthvalue``, ``median`` and ``mode``.
+
+The migration guide replaces a full ``Sort`` by ``TopK``; on MindSpore 2.10 CPU ``mint.sort``,
+``mint.argsort``, ``mint.topk``, ``mint.kthvalue`` and ``mint.median`` have no kernel. Every
+function here is built on two dispatched primitives (see :mod:`mscompat.custom_ops`):
+
+* ``shape.sort``: the indices of a stable sort along one axis, NaN sorted as the largest value.
+  ``native`` (CPU, GPU): ``ops.topk`` with ``k = n``, whose CPU kernel is stable and exact in
+  float64 (checked by its probe; ``ops.sort`` compares float64 in float32 precision), on an
+  order key in which NaN is larger than ``+inf``. ``native`` (Ascend): ``mint.sort(stable=True)``.
+  ``composite``: a sort of unique ``int64`` keys ``rank * n + position``, exact whatever the
+  tie order of the underlying kernel.
+* ``shape.topk``: the indices of the ``k`` largest (smallest) elements, in sorted order, ties by
+  position. ``native`` (CPU, GPU): ``ops.topk`` on the order key; ``native`` (Ascend):
+  ``mint.topk``; ``composite``: the first ``k`` of ``shape.sort``.
+
+Values are gathered from the input with the indices (``gather_elements``), so their gradient is
+PyTorch's: the incoming gradient scattered to the selected positions.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Tuple, Union
+
+import mindspore as ms
+import numpy as np
+from mindspore import Tensor, nn, ops
+
+from mscompat._checks import check_tensor
+from mscompat.custom_ops.registry import dispatch, register
+
+__all__ = ["argsort", "kthvalue", "median", "mode", "msort", "sort", "topk"]
+
+_FLOATS = (ms.float16, ms.float32, ms.float64)
+_INTS = (ms.int8, ms.int16, ms.int32, ms.int64, ms.uint8)
+
+# Constants are module-level Tensors: in graph mode a Python float is rounded to float32.
+_INF32 = Tensor(np.float32(np.inf))
+_MAX32 = Tensor(np.finfo(np.float32).max)
+_INF64 = Tensor(np.float64(np.inf))
+_MAX64 = Tensor(np.finfo(np.float64).max)
+_NAN = {
+    ms.float16: Tensor(np.float16(np.nan)),
+    ms.float32: Tensor(np.float32(np.nan)),
+    ms.float64: Tensor(np.float64(np.nan)),
+}
+
+
+# ----------------------------------------------------------------------------- validation
+
+
+def _check_input(input: Any, name: str = "input") -> Tensor:
+    """Return ``input``; raise ``TypeError`` unless it is a float or integer Tensor."""
+    x = check_tensor(input, name)
+    if x.dtype not in _FLOATS and x.dtype not in _INTS:
+        raise TypeError(
+            f"{name} must be a floating-point or integer Tensor, but got dtype {x.dtype}"
+        )
+    return x
+
+
+def _check_bool(value: Any, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be a bool, but got {type(value).__name__} ({value!r})")
+    return value
+
+
+def _check_int(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, but got {type(value).__name__} ({value!r})")
+    return int(value)
+
+
+def _wrap_dim(dim: Any, ndim: int, name: str = "dim") -> int:
+    """``dim`` in ``[0, max(ndim, 1))``; a 0-d tensor accepts ``dim`` in ``{-1, 0}`` (PyTorch)."""
+    dim = _check_int(dim, name)
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise ValueError(
+            f"{name} must be in the range [{-n}, {n - 1}] for a {ndim}-D input, but got {dim}"
+        )
+    return dim % n
+
+
+def _check_k(k: Any, size: int, name: str = "k") -> int:
+    k = _check_int(k, name)
+    if not 0 <= k <= size:
+        raise ValueError(f"{name} must be in the range [0, {size}] (the size of dim), but got {k}")
+    return k
+
+
+# ----------------------------------------------------------------------------- order key
+
+
+def _order_key(x: Tensor) -> Tuple[Tensor, bool]:
+    """A tensor that sorts like ``x`` in PyTorch's order (NaN largest), and a flag.
+
+    float16/float32 are widened (exactly) to float32/float64, where ``+inf`` becomes the largest
+    finite value and NaN ``+inf``: NaN then sorts after ``+inf`` and all NaNs tie. float64 has no
+    wider type: NaN becomes ``+inf`` and the flag says that NaN and ``+inf`` still tie.
+    """
+    if x.dtype == ms.float16 or x.dtype == ms.float32:
+        if x.dtype == ms.float16:
+            wide, inf, big = x.astype(ms.float32), _INF32, _MAX32
+        else:
+            wide, inf, big = x.astype(ms.float64), _INF64, _MAX64
+        key = ops.where(wide == inf, big, wide)
+        return ops.where(ops.isnan(wide), inf, key), False
+    if x.dtype == ms.float64:
+        return ops.where(ops.isnan(x), _INF64, x), True
+    if x.dtype == ms.int64 or x.dtype == ms.int32:
+        return x, False
+    return x.astype(ms.int32), False
+
+
+def _narrow(x: Tensor, axis: int, length: int) -> Tensor:
+    return ops.narrow(x, axis, 0, length)
+
+
+# ----------------------------------------------------------------------------- shape.sort
+
+
+def _sort_probe() -> None:
+    x = Tensor(np.array([[2.0, 1.0, 2.0, 1.0, 2.0, 0.0, 1.0]], np.float32))
+    for descending, expected in ((False, [5, 1, 3, 6, 0, 2, 4]), (True, [0, 2, 4, 1, 3, 6, 5])):
+        got = ops.topk(x, 7, dim=-1, largest=descending)[1].asnumpy().reshape(-1).tolist()
+        if got != expected:
+            raise RuntimeError(f"ops.topk is not stable here: got {got}, expected {expected}")
+    y = Tensor(np.array([1.0 + 2e-12, 1.0, 1.0 + 1e-12], np.float64))
+    got = ops.topk(y, 3, dim=-1, largest=False)[1].asnumpy().tolist()
+    if got != [1, 2, 0]:
+        raise RuntimeError(f"ops.topk does not sort float64 exactly here: got {got}")
+
+
+@register(
+    "shape.sort",
+    "native",
+    devices=("CPU", "GPU"),
+    probe=_sort_probe,
+    note="ops.topk(k=n) (stable, exact in float64) on the order key",
+)
+def _sort_native(x: Tensor, axis: int, descending: bool) -> Tensor:
+    # ops.topk, not ops.sort: ops.sort on CPU compares float64 in float32 precision.
+    key, nan_ties_inf = _order_key(x)
+    idx = ops.topk(key, x.shape[axis], dim=axis, largest=descending, sorted=True)[1]
+    if nan_ties_inf:
+        # NaN and +inf tied (in position order): a stable sort on isnan puts NaN after +inf
+        # (before it, descending), each group keeping position order.
+        flag = ops.isnan(ops.gather_elements(x, axis, idx)).astype(ms.int32)
+        fix = ops.topk(flag, x.shape[axis], dim=axis, largest=descending, sorted=True)[1]
+        idx = ops.gather_elements(idx, axis, fix)
+    return idx
+
+
+@register(
+    "shape.sort",
+    "native",
+    devices=("Ascend",),
+    note="mint.sort(stable=True)",
+)
+def _sort_ascend(x: Tensor, axis: int, descending: bool) -> Tensor:
+    return ms.mint.sort(x, dim=axis, descending=descending, stable=True)[1]
+
+
+@register("shape.sort", "composite", note="sort of unique int64 keys rank * n + position")
+def _sort_composite(x: Tensor, axis: int, descending: bool) -> Tensor:
+    last = x.ndim - 1
+    xl = x if axis == last else ops.swapaxes(x, axis, last)
+    key, nan_ties_inf = _order_key(xl)
+    n = xl.shape[-1]
+    # Values only: exact whatever the tie order (ops.sort would round float64 to float32).
+    sorted_key = ops.topk(key, n, dim=-1, largest=False, sorted=True)[0]
+    if descending:  # number of elements strictly greater
+        rank = n - ops.searchsorted(sorted_key, key, right=True)
+    else:  # number of elements strictly less
+        rank = ops.searchsorted(sorted_key, key)
+    rank = rank.astype(ms.int64) * 2
+    if nan_ties_inf:
+        isnan = ops.isnan(xl).astype(ms.int64)
+        rank = rank + (1 - isnan if descending else isnan)
+    position = ops.arange(0, n, dtype=ms.int64)
+    unique = rank * n + position
+    idx = ops.sort(unique, axis=-1)[1]
+    return idx if axis == last else ops.swapaxes(idx, axis, last)
+
+
+# ----------------------------------------------------------------------------- shape.topk
+
+
+def _topk_probe() -> None:
+    x = Tensor(np.array([[2.0, 1.0, 2.0, 1.0, 2.0, 0.0, 1.0]], np.float32))
+    for largest, expected in ((True, [0, 2, 4]), (False, [5, 1, 3])):
+        got = ops.topk(x, 3, dim=-1, largest=largest)[1].asnumpy().reshape(-1).tolist()
+        if got != expected:
+            raise RuntimeError(f"ops.topk ties are not by position: got {got}, expected {expected}")
+
+
+@register(
+    "shape.topk",
+    "native",
+    devices=("CPU", "GPU"),
+    probe=_topk_probe,
+    note="ops.topk (ties by position) on the order key",
+)
+def _topk_native(x: Tensor, k: int, axis: int, largest: bool) -> Tensor:
+    key, nan_ties_inf = _order_key(x)
+    if nan_ties_inf:  # float64: NaN would tie with +inf in ops.topk
+        return _narrow(_sort_native(x, axis, largest), axis, k)
+    return ops.topk(key, k, dim=axis, largest=largest, sorted=True)[1]
+
+
+@register("shape.topk", "native", devices=("Ascend",), note="mint.topk")
+def _topk_ascend(x: Tensor, k: int, axis: int, largest: bool) -> Tensor:
+    return ms.mint.topk(x, k, dim=axis, largest=largest, sorted=True)[1]
+
+
+@register("shape.topk", "composite", note="the first k of shape.sort")
+def _topk_composite(x: Tensor, k: int, axis: int, largest: bool) -> Tensor:
+    return _narrow(dispatch("shape.sort")(x, axis, largest), axis, k)
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _int64(idx: Tensor) -> Tensor:
+    return idx if idx.dtype == ms.int64 else idx.astype(ms.int64)
+
+
+def _zeros(shape: Tuple[int, ...], dtype: Any) -> Tensor:
+    return ops.zeros(shape, dtype)
+
+
+def _scalar_result(x: Tensor) -> Tuple[Tensor, Tensor]:
+    """(values, indices) of a selection over a 0-d tensor: the tensor itself and index 0."""
+    return x, _zeros((), ms.int64)
+
+
+def _select(x: Tensor, idx: Tensor, axis: int, keepdim: bool) -> Tuple[Tensor, Tensor]:
+    """Gather ``x`` at ``idx`` (size 1 along ``axis``); drop ``axis`` unless ``keepdim``."""
+    idx = ops.stop_gradient(idx)
+    values = ops.gather_elements(x, axis, idx)
+    idx = _int64(idx)
+    if not keepdim:
+        shape = x.shape[:axis] + x.shape[axis + 1 :]
+        values, idx = values.reshape(shape), idx.reshape(shape)
+    return values, idx
+
+
+def _reduced_shape(shape: Tuple[int, ...], axis: int, keepdim: bool) -> Tuple[int, ...]:
+    return shape[:axis] + ((1,) if keepdim else ()) + shape[axis + 1 :]
+
+
+def _first_nan(x: Tensor, axis: int) -> Tuple[Tensor, Tensor]:
+    """(whether the slice has a NaN, position of its first NaN), keepdims along ``axis``."""
+    n = x.shape[axis]
+    shape = [1] * x.ndim
+    shape[axis] = n
+    position = ops.arange(0, n, dtype=ms.int64).reshape(tuple(shape))
+    isnan = ops.isnan(x)
+    first = ops.where(isnan, position, ops.full_like(position, n)).min(axis=axis, keepdims=True)
+    return first < n, first
+
+
+# ----------------------------------------------------------------------------- public API
+
+
+def sort(
+    input: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False
+) -> Tuple[Tensor, Tensor]:
+    """Sort the elements of ``input`` along ``dim``, as :func:`torch.sort`.
+
+    NaN is sorted as the largest value (last, or first when ``descending``). Equal elements keep
+    their original order (a stable sort), for ``stable=False`` too.
+
+    .. note::
+        For ``stable=False`` PyTorch's CPU kernel (``std::sort``) keeps the original order of
+        equal elements only along dims of at most 16 elements; along longer dims its order of
+        ties is unspecified and differs from ours (the values are the same).
+
+    Args:
+        input (Tensor[*]): float16/float32/float64 or integer tensor.
+        dim (int): the dim to sort along; negative counts from the end.
+        descending (bool): sort from largest to smallest.
+        stable (bool): keep the order of equal elements (always the case here).
+
+    Returns:
+        tuple(Tensor[*], Tensor[*]): ``(values, indices)``; ``indices`` are int64 positions
+        along ``dim`` with ``values == input.gather(dim, indices)``.
+
+    Example:
+        >>> import mindspore as ms, numpy as np
+        >>> from mscompat.shape import sort
+        >>> x = ms.Tensor(np.array([3.0, float("nan"), 1.0, 3.0, 2.0], np.float32))
+        >>> values, indices = sort(x)
+        >>> values
+        Tensor(shape=[5], dtype=Float32, value= [ 1.00000000e+00,  2.00000000e+00,  3.00000000e+00,  3.00000000e+00,  Nan])
+        >>> indices
+        Tensor(shape=[5], dtype=Int64, value= [2, 4, 0, 3, 1])
+    """
+    x = _check_input(input)
+    axis = _wrap_dim(dim, x.ndim)
+    _check_bool(descending, "descending")
+    _check_bool(stable, "stable")
+    if x.ndim == 0:
+        return _scalar_result(x)
+    if x.size == 0:
+        return x, _zeros(x.shape, ms.int64)
+    idx = ops.stop_gradient(dispatch("shape.sort")(x, axis, descending))
+    return ops.gather_elements(x, axis, idx), _int64(idx)
+
+
+def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
+    """The int64 indices that sort ``input`` along ``dim``, as :func:`torch.argsort`.
+
+    ``argsort(input, ...)`` is ``sort(input, ...)[1]``; see :func:`sort` (NaN largest, equal
+    elements in their original order).
+
+    Args:
+        input (Tensor[*]): float or integer tensor.
+        dim (int): the dim to sort along.
+        descending (bool): sort from largest to smallest.
+        stable (bool): keep the order of equal elements (always the case here).
+
+    Returns:
+        Tensor[*]: int64 indices, the shape of ``input``.
+
+    Example:
+        >>> import mindspore as ms, numpy as np
+        >>> from mscompat.shape import argsort
+        >>> argsort(ms.Tensor(np.array([[2, 0, 2, 1]], np.int32)), dim=1, descending=True)
+        Tensor(shape=[1, 4], dtype=Int64, value=
+        [[0, 2, 3, 1]])
+    """
+    return sort(input, dim, descending, stable=stable)[1]
+
+
+def msort(input: Tensor) -> Tensor:
+    """Sort ``input`` along its first dim, ascending, as :func:`torch.msort`.
+
+    ``msort(input)`` is ``sort(input, dim=0)[0]``; see :func:`sort`.
+
+    Args:
+        input (Tensor[N, *]): float or integer tensor.
+
+    Returns:
+        Tensor[N, *]: the sorted values.
+
+    Example:
+        >>> import mindspore as ms, numpy as np
+        >>> from mscompat.shape import msort
+        >>> msort(ms.Tensor(np.array([[3.0, 0.5], [1.0, 2.0]], np.float32)))
+        Tensor(shape=[2, 2], dtype=Float32, value=
+        [[ 1.00000000e+00,  5.00000000e-01],
+         [ 3.00000000e+00,  2.00000000e+00]])
+    """
+    return sort(input, 0)[0]
+
+
+def topk(
+    input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True
+) -> Tuple[Tensor, Tensor]:
+    """The ``k`` largest (or smallest) elements of ``input`` along ``dim``, as :func:`torch.topk`.
+
+    NaN counts as the largest value. Equal elements are taken in their original order.
+
+    .. note::
+        The result is always sorted; with ``sorted=False`` PyTorch leaves the order unspecified
+        (on CPU it is sorted when ``64 * k <= input.shape[dim]`` or ``k == 1``). Among equal
+        elements PyTorch's CPU kernel (``std::nth_element``/``std::partial_sort``) picks
+        positions in an unspecified order; we pick the first positions (the values agree).
+
+    Args:
+        input (Tensor[*]): float or integer tensor.
+        k (int): how many elements, ``0 <= k <= input.shape[dim]``.
+        dim (int): the dim to select along.
+        largest (bool): the largest (True) or the smallest (False) elements.
+        sorted (bool): return them sorted (always the case here).
+
+    Returns:
+        tuple(Tensor[*], Tensor[*]): ``(values, indices)`` with ``k`` elements along ``dim``;
+        ``indices`` are int64.
+
+    Example:
+        >>> import mindspore as ms, numpy as np
+        >>> from mscompat.shape import topk
+        >>> values, indices = topk(ms.Tensor(np.array([1.0, 5.0, 3.0, 5.0], np.float32)), 3)
+        >>> values
+        Tensor(shape=[3], dtype=Float32, value= [ 5.00000000e+00,  5.00000000e+00,  3.00000000e+00])
+        >>> indices
+        Tensor(shape=[3], dtype=Int64, value= [1, 3, 2])
+    """
+    x = _check_input(input)
+    axis = _wrap_dim(dim, x.ndim)
+    size = x.shape[axis] if x.ndim else 1
+    k = _check_k(k, size)
+    _check_bool(largest, "largest")
+    _check_bool(sorted, "sorted")
+    if x.ndim == 0:
+        return _scalar_result(x)
+    shape = x.shape[:axis] + (k,) + x.shape[axis + 1 :]
+    if k == 0 or x.size == 0:
+        return _zeros(shape, x.dtype), _zeros(shape, ms.int64)
+    idx = ops.stop_gradient(dispatch("shape.topk")(x, k, axis, largest))
+    return ops.gather_elements(x, axis, idx), _int64(idx)
+
+
+def _kth_indices(x: Tensor, k: int, axis: int) -> Tensor:
+    """Position of the ``k``-th smallest (1-based, NaN largest) along ``axis``, keepdims."""
+    smallest = dispatch("shape.topk")(x, k, axis, False)
+    return ops.narrow(smallest, axis, k - 1, 1)
+
+
+def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Tuple[Tensor, Tensor]:
+    """The ``k``-th smallest element of ``input`` along ``dim``, as :func:`torch.kthvalue`.
+
+    NaN counts as the largest value.
+
+    .. note::
+        Among equal elements PyTorch's CPU quickselect returns an unspecified position; we
+        return the ``k``-th in a stable ascending sort (the value is the same).
+
+    Args:
+        input (Tensor[*]): float or integer tensor.
+        k (int): which one, ``1 <= k <= input.shape[dim]``.
+        dim (int): the dim to select along.
+        keepdim (bool): keep ``dim`` with size 1.
+
+    Returns:
+        tuple(Tensor, Tensor): ``(values, indices)``, ``input``'s shape without ``dim`` (or with
+        size 1 there if ``keepdim``); ``indices`` are int64.
+
+    Example:
+        >>> import mindspore as ms, numpy as np
+        >>> from mscompat.shape import kthvalue
+        >>> x = ms.Tensor(np.array([[4.0, 1.0, 3.0], [0.0, 2.0, 5.0]], np.float32))
+        >>> values, indices = kthvalue(x, 2, dim=1)
+        >>> values
+        Tensor(shape=[2], dtype=Float32, value= [ 3.00000000e+00,  2.00000000e+00])
+        >>> indices
+        Tensor(shape=[2], dtype=Int64, value= [2, 1])
+    """
+    x = _check_input(input)
+    axis = _wrap_dim(dim, x.ndim)
+    size = x.shape[axis] if x.ndim else 1
+    k = _check_int(k, "k")
+    if not 1 <= k <= size:
+        raise ValueError(f"k must be in the range [1, {size}] (the size of dim), but got {k}")
+    _check_bool(keepdim, "keepdim")
+    if x.ndim == 0:
+        return _scalar_result(x)
+    if x.size == 0:
+        shape = _reduced_shape(x.shape, axis, keepdim)
+        return _zeros(shape, x.dtype), _zeros(shape, ms.int64)
+    return _select(x, _kth_indices(x, k, axis), axis, keepdim)
+
+
+class _EvenlyDistribute(nn.Cell):
+    """Returns ``value``; its gradient is spread evenly over the elements of ``x`` equal to
+    ``value`` (NaN matching NaN), as PyTorch's ``evenly_distribute_backward`` of
+    ``median()``/``max()``."""
+
+    def construct(self, x: Tensor, value: Tensor) -> Tensor:
+        return value
+
+    def bprop(self, x: Tensor, value: Tensor, out: Tensor, dout: Tensor) -> Tuple[Tensor, Tensor]:
+        mask = ops.logical_or(x == value, ops.logical_and(ops.isnan(x), ops.isnan(value)))
+        count = mask.astype(ms.float32).sum().astype(dout.dtype)
+        return ops.where(mask, dout / count, ops.zeros_like(x)), ops.zeros_like(value)
+
+
+_EVENLY = _EvenlyDistribute()
+
+
+def median(
+    input: Tensor, dim: Optional[int] = None, keepdim: bool = False
+) -> Union[Tensor, Tuple[Tensor, Tensor]]:
+    """The lower median of ``input``, as :func:`torch.median`.
+
+    * ``median(input)``: the lower median of all elements, a 0-d tensor (NaN if any element is
+      NaN, NaN for an empty float tensor). Its gradient is spread evenly over the elements equal
+      to the median, as in PyTorch.
+    * ``median(input, dim, keepdim=False)``: ``(values, indices)``, the lower median along
+      ``dim`` (the ``(n - 1) // 2``-th smallest, 0-based) and its int64 position; a slice with a
+      NaN gives NaN at the position of its first NaN. The gradient goes to that position.
+
+    .. note::
+        Among equal elements PyTorch's CPU kernel returns an unspecified position; we return the
+        one that a stable ascending sort puts at the median (the value is the same).
+
+    Args:
+        input (Tensor[*]): float or integer tensor.
+        dim (int, optional): the dim to reduce; None for the global median.
+        keepdim (bool): keep ``dim`` with size 1 (only with ``dim``).
+
+    Returns:
+        Tensor or tuple(Tensor, Tensor): the global median, or ``(values, indices)``.
+
+    Example:
+        >>> import mindspore as ms, numpy as np
+        >>> from mscompat.shape import median
+        >>> x = ms.Tensor(np.array([[1.0, 4.0, 2.0, 8.0], [3.0, 0.0, 9.0, 5.0]], np.float32))
+        >>> median(x)
+        Tensor(shape=[], dtype=Float32, value= 3)
+        >>> values, indices = median(x, dim=1)
+        >>> values
+        Tensor(shape=[2], dtype=Float32, value= [ 2.00000000e+00,  3.00000000e+00])
+        >>> indices
+        Tensor(shape=[2], dtype=Int64, value= [2, 0])
+    """
+    x = _check_input(input)
+    _check_bool(keepdim, "keepdim")
+    if dim is None:
+        if keepdim:
+            raise ValueError("keepdim=True needs dim; median(input) reduces all elements")
+        return _global_median(x)
+    axis = _wrap_dim(dim, x.ndim)
+    if x.ndim == 0:
+        return _scalar_result(x)
+    n = x.shape[axis]
+    if n == 0:
+        raise ValueError(
+            f"median(input, dim) needs a non-empty dim, but input.shape[{dim}] = 0 "
+            f"(input.shape={x.shape})"
+        )
+    if x.size == 0:
+        shape = _reduced_shape(x.shape, axis, keepdim)
+        return _zeros(shape, x.dtype), _zeros(shape, ms.int64)
+    idx = _kth_indices(x, (n - 1) // 2 + 1, axis)
+    if x.dtype in _FLOATS:
+        has_nan, first_nan = _first_nan(x, axis)
+        idx = ops.where(has_nan, first_nan, _int64(idx))
+    return _select(x, idx, axis, keepdim)
+
+
+def _global_median(x: Tensor) -> Tensor:
+    n = x.size
+    if n == 0:
+        if x.dtype not in _FLOATS:
+            raise ValueError(f"median() of an empty {x.dtype} tensor is undefined (no NaN)")
+        return _NAN[x.dtype]
+    flat = x.reshape((n,))
+    idx = ops.stop_gradient(_kth_indices(flat, (n - 1) // 2 + 1, 0))
+    value = ops.gather_elements(flat, 0, idx).reshape(())
+    if x.dtype in _FLOATS:
+        value = ops.where(ops.isnan(flat).any(), _NAN[x.dtype], value)
+        return _EVENLY(x, ops.stop_gradient(value))
+    return value
+
+
+def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> Tuple[Tensor, Tensor]:
+    """The most frequent value of ``input`` along ``dim`` and its position, as :func:`torch.mode`.
+
+    Among equally frequent values the smallest is returned, with the position of its last
+    occurrence (PyTorch's CPU result for dims of at most 16 elements).
+
+    .. note::
+        Along dims of more than 16 elements PyTorch's CPU kernel returns the position of an
+        unspecified occurrence; we return the last one (the value is the same). With NaN in the
+        slice, PyTorch's result depends on where its ``std::sort`` leaves each NaN; we count
+        NaNs as equal values, sorted last.
+
+    Args:
+        input (Tensor[*]): float or integer tensor.
+        dim (int): the dim to reduce.
+        keepdim (bool): keep ``dim`` with size 1.
+
+    Returns:
+        tuple(Tensor, Tensor): ``(values, indices)``, ``input``'s shape without ``dim`` (or with
+        size 1 there if ``keepdim``); ``indices`` are int64.
+
+    Example:
+        >>> import mindspore as ms, numpy as np
+        >>> from mscompat.shape import mode
+        >>> values, indices = mode(ms.Tensor(np.array([[2, 7, 2, 7, 1]], np.int64)))
+        >>> values
+        Tensor(shape=[1], dtype=Int64, value= [2])
+        >>> indices
+        Tensor(shape=[1], dtype=Int64, value= [2])
+    """
+    x = _check_input(input)
+    axis = _wrap_dim(dim, x.ndim)
+    _check_bool(keepdim, "keepdim")
+    if x.ndim == 0:
+        return _scalar_result(x)
+    n = x.shape[axis]
+    if n == 0:
+        raise ValueError(
+            f"mode(input, dim) needs a non-empty dim, but input.shape[{dim}] = 0 "
+            f"(input.shape={x.shape})"
+        )
+    if x.size == 0:
+        shape = _reduced_shape(x.shape, axis, keepdim)
+        return _zeros(shape, x.dtype), _zeros(shape, ms.int64)
+    last = x.ndim - 1
+    xl = x if axis == last else ops.swapaxes(x, axis, last)
+    order = dispatch("shape.sort")(xl, last, False)
+    key = ops.gather_elements(_order_key(xl)[0], last, order)
+    left = ops.searchsorted(key, key)
+    right = ops.searchsorted(key, key, right=True)
+    count = right - left
+    most = count.max(axis=-1, keepdims=True)
+    # The first run with the highest count (the smallest value); its last element is the last
+    # occurrence, since the sort is stable.
+    end = ops.where(count == most, right - 1, ops.full_like(right, n)).min(axis=-1, keepdims=True)
+    idx = ops.gather_elements(order, last, end.astype(order.dtype))
+    if axis != last:
+        idx = ops.swapaxes(idx, axis, last)
+    return _select(x, idx, axis, keepdim)
