@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -20,6 +21,8 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 HERE = Path(__file__).parent
+# x86_64 glibc: the AVX2 paths call glibc's vector math library (libmvec).
+LIBMVEC = ["-lmvec"] if platform.machine() == "x86_64" and platform.libc_ver()[0] == "glibc" else []
 CPU_SOURCES = sorted((HERE / "mscompat/custom_ops/cpu").glob("*_kernel.cc"))
 CUDA_SOURCES = sorted((HERE / "mscompat/custom_ops/cuda").glob("*_kernel.cu"))
 
@@ -75,7 +78,7 @@ setup(
             sources=[str(src.relative_to(HERE))],
             language="c++",
             extra_compile_args=["-std=c++17", "-O3", "-D_GLIBCXX_USE_CXX11_ABI=0", "-pthread"],
-            extra_link_args=["-pthread"],
+            extra_link_args=["-pthread", *LIBMVEC],
             optional=True,
         )
         for src in CPU_SOURCES

@@ -1,27 +1,43 @@
-"""Write the support matrix from the op database (never by hand)."""
+"""Write the support matrix from the op database and the dispatch registry (never by hand)."""
 
 from __future__ import annotations
+
+from typing import List, Sequence
 
 from mscompat.testing import OP_DB
 
 
+def _table(rows: Sequence[Sequence[str]]) -> List[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    sep = "  ".join("=" * w for w in widths)
+    lines = [sep, "  ".join(c.ljust(w) for c, w in zip(rows[0], widths)).rstrip(), sep]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows[1:]]
+    lines.append(sep)
+    return lines
+
+
 def write_support_matrix(path: str) -> None:
+    from mscompat.cli import ops_table
+
     rows = [("op", "mirrors", "dtypes", "modes", "gradient", "error inputs")]
     for info in OP_DB:
         rows.append(
             (
                 f"``{info.full_name}``",
-                f"``{info.mirrors}``",
+                f"``{info.mirrors}``" if info.mirrors else "",
                 ", ".join(info.dtypes),
                 "PyNative, graph" if info.supports_graph else "PyNative",
                 "yes" if info.grad_argnums else "no",
                 str(len(list(info.error_inputs()))),
             )
         )
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    sep = "  ".join("=" * w for w in widths)
-    lines = [sep, "  ".join(c.ljust(w) for c, w in zip(rows[0], widths)).rstrip(), sep]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows[1:]]
-    lines.append(sep)
+    lines = ["Ops and checks", "--------------", ""]
+    lines += _table(rows)
+    lines += ["", "Backends on CPU (where these docs were built)",
+              "---------------------------------------------", ""]
+    impl = [("op", "backend", "available", "chosen", "why")]
+    impl += [(f"``{o}``", b, a, "yes" if c else "", w.replace("`", "'")) for o, b, a, c, w in
+             ops_table("CPU")]
+    lines += _table(impl)
     with open(path, "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
