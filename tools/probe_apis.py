@@ -106,9 +106,9 @@ class Case:
             scanner matches call sites against it.
         init, init_kwargs: for ``torch.nn`` Module classes, the constructor arguments.
         adapted: extra candidates ``(label, source)`` where ``source`` is the call written with
-            ``t0, t1...`` for the tensors (e.g. ``"ops.gelu(t0, approximate='none')"``), or for a
-            module the expression constructing the Cell (e.g. ``"nn.Conv2d(3, 4, 3, ...)"``); an adapted
-            candidate that passes makes the status DIFFERS with "works as <label>".
+            ``t0, t1...`` for the tensors (e.g. ``"ops.gelu(t0, approximate='none')"``), or
+            for a module the expression constructing the Cell (``"nn.Conv2d(3, 4, 3, ...)"``);
+            an adapted candidate that passes makes the status DIFFERS, "works as <label>".
         grad: check gradients (float inputs).
         values: compare values (False for random ops: shape and dtype only).
         hint: one sentence explaining a difference, appended to the note when status is not OK.
@@ -298,7 +298,23 @@ def _cases() -> List[Case]:
         add("torch." + name, X2, **g)
     for name in ("log", "sqrt", "rsqrt", "log1p", "reciprocal", "log2"):
         add("torch." + name, p(4, 6), **g)
-    for name in ("add", "sub", "mul", "div", "maximum", "minimum", "atan2", "pow", "eq", "gt", "lt", "ge", "ne", "remainder", "floor_divide"):  # fmt: skip
+    for name in (
+        "add",
+        "sub",
+        "mul",
+        "div",
+        "maximum",
+        "minimum",
+        "atan2",
+        "pow",
+        "eq",
+        "gt",
+        "lt",
+        "ge",
+        "ne",
+        "remainder",
+        "floor_divide",
+    ):
         add("torch." + name, X2, f(4, 6), **g)
     add("torch.pow", X2, 2, _variant="scalar exponent", **g)
     add("torch.clamp", X2, min=0.0, **g)
@@ -588,7 +604,17 @@ def _cases() -> List[Case]:
         _hint="mindspore.nn.GELU defaults to approximate=True (tanh form)",
         _adapted=(("nn.GELU(approximate=False)", "nn.GELU(approximate=False)"),),
     )
-    for name in ("ReLU", "Sigmoid", "Tanh", "SiLU", "Identity", "Hardswish", "Mish", "ReLU6", "ELU"):  # fmt: skip
+    for name in (
+        "ReLU",
+        "Sigmoid",
+        "Tanh",
+        "SiLU",
+        "Identity",
+        "Hardswish",
+        "Mish",
+        "ReLU6",
+        "ELU",
+    ):
         mod(name)
     mod("ReLU", inplace=True, _variant="inplace", _when={"inplace": True})
     mod("LeakyReLU", 0.1)
@@ -935,7 +961,6 @@ def _tensor_inputs(case: Case) -> List[Any]:
 def _torch_run(case: Case) -> Tuple[List[Any], Optional[List[Any]], List[int]]:
     """torch outputs, torch grads (or None) and the positions of float inputs."""
     import numpy as np
-    import torch
 
     args_np, kwargs_np = _arrays(case)
     tensors = _tensor_inputs(case)
@@ -1023,7 +1048,7 @@ def _torch_fn(api: str) -> Any:
 
 
 def _module_cell(case: Case, target: Any, expr: Optional[str] = None) -> Any:
-    """The Cell built with torch's constructor arguments (or ``expr``), holding torch's parameters."""
+    """The Cell built with torch's arguments (or ``expr``), holding torch's parameters."""
     import mindspore as ms
     import torch
     from mindspore import mint, nn, ops
@@ -1171,7 +1196,8 @@ def run_case(case: Case, device: str) -> Dict[str, Any]:
             record.update(
                 status="UNVERIFIED",
                 counterpart=candidates[0][0],
-                note=f"{candidates[0][0]} exists under the same name; not compared (no reference here)",
+                note=f"{candidates[0][0]} exists under the same name; not compared "
+                "(no reference here)",
                 tried=[],
             )
         else:
@@ -1312,7 +1338,8 @@ def _measure(
                     results[rec["index"]] = rec
                     if verbose:
                         print(
-                            f"  [{len(results)}/{len(indices)}] {rec['key']}: {rec['status']} {rec['counterpart']}",
+                            f"  [{len(results)}/{len(indices)}] {rec['key']}: "
+                            f"{rec['status']} {rec['counterpart']}",
                             file=sys.stderr,
                             flush=True,
                         )

@@ -16,6 +16,7 @@ Example:
 
 from __future__ import annotations
 
+import ast
 import multiprocessing
 import os
 import sys
@@ -206,9 +207,12 @@ def _scan_file(path: Path, max_bytes: int, methods: FrozenSet[str]) -> Union[Fil
         return f"not valid text in its declared encoding ({type(exc).__name__}: {exc})"[:200]
     except OSError as exc:
         return f"cannot read: {exc.strerror or exc}"
-    if not any(root in text for root in TRACKED_ROOTS):
-        return FileScan()  # no torch/torchvision/mmcv/mmdet name: nothing to find
+    if "\x00" in text:
+        return "cannot parse (the file contains null bytes)"
     try:
+        if not any(root in text for root in TRACKED_ROOTS):
+            ast.parse(text)  # only to report syntax errors: nothing to find without torch names
+            return FileScan()
         return scan_source(text, methods)
     except SyntaxError as exc:
         return f"syntax error at line {exc.lineno}: {exc.msg}"

@@ -218,8 +218,10 @@ class _Visitor(ast.NodeVisitor):
         cls = type(node)
         meth = self._dispatch.get(cls)
         if meth is None:
-            meth = getattr(self, "visit_" + cls.__name__, self.generic_visit)
-            self._dispatch[cls] = meth
+            found: Callable[[ast.AST], Any] = getattr(
+                self, "visit_" + cls.__name__, self.generic_visit
+            )
+            self._dispatch[cls] = meth = found
         return meth(node)
 
     def generic_visit(self, node: ast.AST) -> None:
@@ -362,6 +364,8 @@ class _Visitor(ast.NodeVisitor):
             )
         if isinstance(node, ast.IfExp):
             return self.is_tensor(node.body) and self.is_tensor(node.orelse)
+        if isinstance(node, ast.Compare):
+            return self.is_bool_tensor(node)
         return False
 
     def is_bool_tensor(self, node: ast.AST) -> bool:

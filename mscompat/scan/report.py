@@ -136,8 +136,10 @@ def _short(text: str, n: int) -> str:
 def _todo(row: Any) -> str:
     if row.verdict == "mscompat":
         return row.counterpart
+    if row.verdict == "differs" and row.counterpart:
+        return _short(f"{row.counterpart}: {row.note}", 150)
     if row.verdict in ("differs", "missing"):
-        return _short(row.note, 110)
+        return _short(row.note, 150)
     return row.counterpart or row.note
 
 
