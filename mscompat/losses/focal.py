@@ -233,8 +233,8 @@ class SigmoidFocalLoss(nn.Cell):
         loss_weight: float = 1.0,
     ) -> None:
         super().__init__()
-        check_reduction(reduction)
-        _check_avg_factor(avg_factor, reduction)
+        # reduction/avg_factor are checked per call: a per-call reduction_override may make a
+        # constructor combination valid (e.g. reduction="sum", avg_factor=2 with "mean").
         if isinstance(loss_weight, bool) or not isinstance(loss_weight, (int, float)):
             raise TypeError(f"loss_weight must be a number, but got {type(loss_weight).__name__}")
         self.weight = _as_tensor(weight, "weight")

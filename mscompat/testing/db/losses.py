@@ -151,6 +151,12 @@ def focal_cell_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleI
     yield SampleInput((x, soft), {"avg_factor": 4.0}, name="per-call avg_factor")
     yield SampleInput((x, hard), {"reduction_override": "sum"}, name="override sum")
     yield SampleInput((x, soft), init_kwargs={"loss_weight": 0.3}, name="loss_weight 0.3")
+    yield SampleInput(
+        (x, soft),
+        {"reduction_override": "mean"},
+        init_kwargs={"reduction": "sum", "avg_factor": 2.0},
+        name="ctor sum+avg_factor, override mean",
+    )
     yield SampleInput((_extreme(rng, (n, c), dtype), hard), name="logits +-1e4")
 
 
@@ -167,6 +173,11 @@ def focal_cell_errors() -> Iterator[ErrorInput]:
     )
     yield ErrorInput(
         SampleInput((x, t), init_kwargs={"reduction": "sum", "avg_factor": 1.0}),
+        ValueError,
+        r"avg_factor can not be used",
+    )
+    yield ErrorInput(
+        SampleInput((x, t), {"reduction_override": "sum"}, init_kwargs={"avg_factor": 1.0}),
         ValueError,
         r"avg_factor can not be used",
     )
