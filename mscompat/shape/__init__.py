@@ -16,6 +16,17 @@ from mscompat.shape.adaptive_pool import (
     adaptive_max_pool2d,
     adaptive_max_pool3d,
 )
+from mscompat.shape.fold import Fold, Unfold, fold, unfold
+from mscompat.shape.grid_sample import grid_sample
+from mscompat.shape.interpolate import (
+    Upsample,
+    UpsamplingBilinear2d,
+    UpsamplingNearest2d,
+    interpolate,
+    upsample,
+    upsample_bilinear,
+    upsample_nearest,
+)
 from mscompat.shape.max_pool import (
     MaxPool1d,
     MaxPool2d,
@@ -30,6 +41,8 @@ from mscompat.shape.max_pool import (
     max_unpool2d,
     max_unpool3d,
 )
+from mscompat.shape.reshape import Flatten, Unflatten, flatten, squeeze, unflatten, unsqueeze
+from mscompat.shape.sort import argsort, kthvalue, median, mode, msort, sort, topk
 
 __all__: List[str] = [
     "AdaptiveAvgPool1d",
@@ -38,22 +51,47 @@ __all__: List[str] = [
     "AdaptiveMaxPool1d",
     "AdaptiveMaxPool2d",
     "AdaptiveMaxPool3d",
+    "Flatten",
+    "Fold",
     "MaxPool1d",
     "MaxPool2d",
     "MaxPool3d",
     "MaxUnpool1d",
     "MaxUnpool2d",
     "MaxUnpool3d",
+    "Unflatten",
+    "Unfold",
+    "Upsample",
+    "UpsamplingBilinear2d",
+    "UpsamplingNearest2d",
     "adaptive_avg_pool1d",
     "adaptive_avg_pool2d",
     "adaptive_avg_pool3d",
     "adaptive_max_pool1d",
     "adaptive_max_pool2d",
     "adaptive_max_pool3d",
+    "argsort",
+    "flatten",
+    "fold",
+    "grid_sample",
+    "interpolate",
+    "kthvalue",
     "max_pool1d",
     "max_pool2d",
     "max_pool3d",
     "max_unpool1d",
     "max_unpool2d",
     "max_unpool3d",
+    "median",
+    "mode",
+    "msort",
+    "sort",
+    "squeeze",
+    "topk",
+    "unflatten",
+    "unfold",
+    "unsqueeze",
+    "upsample",
+    "upsample_bilinear",
+    "upsample_nearest",
 ]

@@ -125,7 +125,7 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
             f"start_dim cannot come after end_dim, but got start_dim={start_dim} and "
             f"end_dim={end_dim} for a {x.ndim}-D input"
         )
-    if x.ndim == 0:
+    if x.ndim == 0 and start == end:  # uses both: their checks must run in graph mode too
         return _reshape(x, (1,))
     shape = x.shape
     size = int(np.prod(shape[start : end + 1], dtype=np.int64))

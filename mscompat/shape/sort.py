@@ -293,16 +293,16 @@ def sort(
         >>> from mscompat.shape import sort
         >>> x = ms.Tensor(np.array([3.0, float("nan"), 1.0, 3.0, 2.0], np.float32))
         >>> values, indices = sort(x)
-        >>> values
-        Tensor(shape=[5], dtype=Float32, value= [ 1.00000000e+00,  2.00000000e+00,  3.00000000e+00,  3.00000000e+00,  Nan])
-        >>> indices
-        Tensor(shape=[5], dtype=Int64, value= [2, 4, 0, 3, 1])
+        >>> values.asnumpy()
+        array([ 1.,  2.,  3.,  3., nan], dtype=float32)
+        >>> indices.asnumpy()
+        array([2, 4, 0, 3, 1], dtype=int64)
     """
     x = _check_input(input)
     axis = _wrap_dim(dim, x.ndim)
     _check_bool(descending, "descending")
     _check_bool(stable, "stable")
-    if x.ndim == 0:
+    if x.ndim == 0 and axis == 0:  # uses axis: its check must run in graph mode too
         return _scalar_result(x)
     if x.size == 0:
         return x, _zeros(x.shape, ms.int64)
@@ -396,7 +396,7 @@ def topk(
     k = _check_k(k, size)
     _check_bool(largest, "largest")
     _check_bool(sorted, "sorted")
-    if x.ndim == 0:
+    if x.ndim == 0 and axis == 0 and k <= 1:  # uses axis: its check must run in graph mode too
         return _scalar_result(x)
     shape = x.shape[:axis] + (k,) + x.shape[axis + 1 :]
     if k == 0 or x.size == 0:
@@ -447,7 +447,7 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Tup
     if not 1 <= k <= size:
         raise ValueError(f"k must be in the range [1, {size}] (the size of dim), but got {k}")
     _check_bool(keepdim, "keepdim")
-    if x.ndim == 0:
+    if x.ndim == 0 and axis == 0:  # uses axis: its check must run in graph mode too
         return _scalar_result(x)
     if x.size == 0:
         shape = _reduced_shape(x.shape, axis, keepdim)
@@ -515,7 +515,7 @@ def median(
             raise ValueError("keepdim=True needs dim; median(input) reduces all elements")
         return _global_median(x)
     axis = _wrap_dim(dim, x.ndim)
-    if x.ndim == 0:
+    if x.ndim == 0 and axis == 0:  # uses axis: its check must run in graph mode too
         return _scalar_result(x)
     n = x.shape[axis]
     if n == 0:
@@ -581,7 +581,7 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> Tuple[Tensor, T
     x = _check_input(input)
     axis = _wrap_dim(dim, x.ndim)
     _check_bool(keepdim, "keepdim")
-    if x.ndim == 0:
+    if x.ndim == 0 and axis == 0:  # uses axis: its check must run in graph mode too
         return _scalar_result(x)
     n = x.shape[axis]
     if n == 0:
