@@ -402,3 +402,20 @@ def test_thousand_files_under_ten_seconds(tmp_path):
     # op database import) is what we control when other jobs share the cores
     assert cpu < 10, f"1000 files took {cpu:.1f}s of CPU ({elapsed:.1f}s wall)"
     print(f"1000 files: {elapsed:.1f}s wall, {cpu:.1f}s CPU")
+
+
+def test_scan_needs_no_torch(tmp_path):
+    """The README's main job runs after ``pip install .`` (no torch): the scanner and the op
+    database it reads must not import torch."""
+    out = str(tmp_path / "o.json")
+    code = (
+        "import sys; sys.modules['torch'] = None; sys.modules['torchvision'] = None\n"
+        "from mscompat.cli import main\n"
+        f"sys.exit(main(['scan', {str(EXAMPLE)!r}, '--format', 'json', '-o', {out!r}]))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    data = json.loads((tmp_path / "o.json").read_text(encoding="utf-8"))
+    assert data["call_sites"] and not data["warnings"]
