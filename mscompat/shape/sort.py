@@ -341,10 +341,10 @@ def msort(input: Tensor) -> Tensor:
     ``msort(input)`` is ``sort(input, dim=0)[0]``; see :func:`sort`.
 
     Args:
-        input (Tensor[N, *]): float or integer tensor.
+        input (Tensor[N, ...]): float or integer tensor.
 
     Returns:
-        Tensor[N, *]: the sorted values.
+        Tensor[N, ...]: the sorted values.
 
     Example:
         >>> import mindspore as ms, numpy as np
