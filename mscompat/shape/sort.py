@@ -6,14 +6,14 @@ The migration guide replaces a full ``Sort`` by ``TopK``; on MindSpore 2.10 CPU 
 function here is built on two dispatched primitives (see :mod:`mscompat.custom_ops`):
 
 * ``shape.sort``: the indices of a stable sort along one axis, NaN sorted as the largest value.
-  ``native`` (CPU, GPU): ``ops.topk`` with ``k = n``, whose CPU kernel is stable and exact in
-  float64 (checked by its probe; ``ops.sort`` compares float64 in float32 precision), on an
-  order key in which NaN is larger than ``+inf``. ``native`` (Ascend): ``mint.sort(stable=True)``.
+  ``native``: ``ops.topk`` with ``k = n``, whose CPU kernel is stable and exact in float64
+  (checked by its probe on each device; ``ops.sort`` compares float64 in float32 precision), on
+  an order key in which NaN is larger than ``+inf``.
   ``composite``: a sort of unique ``int64`` keys ``rank * n + position``, exact whatever the
   tie order of the underlying kernel.
 * ``shape.topk``: the indices of the ``k`` largest (smallest) elements, in sorted order, ties by
-  position. ``native`` (CPU, GPU): ``ops.topk`` on the order key; ``native`` (Ascend):
-  ``mint.topk``; ``composite``: the first ``k`` of ``shape.sort``.
+  position. ``native``: ``ops.topk`` on the order key (probed the same way); ``composite``: the
+  first ``k`` of ``shape.sort``.
 
 Values are gathered from the input with the indices (``gather_elements``), so their gradient is
 PyTorch's: the incoming gradient scattered to the selected positions.
@@ -136,7 +136,7 @@ def _sort_probe() -> None:
 @register(
     "shape.sort",
     "native",
-    devices=("CPU", "GPU"),
+    devices=("CPU", "GPU", "Ascend"),
     probe=_sort_probe,
     note="ops.topk(k=n) (stable, exact in float64) on the order key",
 )
@@ -151,16 +151,6 @@ def _sort_native(x: Tensor, axis: int, descending: bool) -> Tensor:
         fix = ops.topk(flag, x.shape[axis], dim=axis, largest=descending, sorted=True)[1]
         idx = ops.gather_elements(idx, axis, fix)
     return idx
-
-
-@register(
-    "shape.sort",
-    "native",
-    devices=("Ascend",),
-    note="mint.sort(stable=True)",
-)
-def _sort_ascend(x: Tensor, axis: int, descending: bool) -> Tensor:
-    return ms.mint.sort(x, dim=axis, descending=descending, stable=True)[1]
 
 
 @register("shape.sort", "composite", note="sort of unique int64 keys rank * n + position")
@@ -199,7 +189,7 @@ def _topk_probe() -> None:
 @register(
     "shape.topk",
     "native",
-    devices=("CPU", "GPU"),
+    devices=("CPU", "GPU", "Ascend"),
     probe=_topk_probe,
     note="ops.topk (ties by position) on the order key",
 )
@@ -208,11 +198,6 @@ def _topk_native(x: Tensor, k: int, axis: int, largest: bool) -> Tensor:
     if nan_ties_inf:  # float64: NaN would tie with +inf in ops.topk
         return _narrow(_sort_native(x, axis, largest), axis, k)
     return ops.topk(key, k, dim=axis, largest=largest, sorted=True)[1]
-
-
-@register("shape.topk", "native", devices=("Ascend",), note="mint.topk")
-def _topk_ascend(x: Tensor, k: int, axis: int, largest: bool) -> Tensor:
-    return ms.mint.topk(x, k, dim=axis, largest=largest, sorted=True)[1]
 
 
 @register("shape.topk", "composite", note="the first k of shape.sort")
