@@ -169,10 +169,38 @@ def select_along(g: Tensor, axis: int) -> Tensor:
     return ops.where(last_nan >= 0, last_nan, first)
 
 
+_SCAN_MAX_K = 16  # windows up to this size are scanned; longer ones are reduced in one go
+
+
+def _column(t: Tensor, col: np.ndarray, axis: int) -> Tensor:
+    """``t`` taken at positions ``col`` along ``axis``: a strided slice when ``col`` is an
+    arithmetic progression (the usual case), else a gather."""
+    step = int(col[1] - col[0]) if col.shape[0] > 1 else 1
+    if step > 0 and bool(np.all(np.diff(col) == step)):
+        begin = [0] * t.ndim
+        end = list(t.shape)
+        strides = [1] * t.ndim
+        begin[axis] = int(col[0])
+        end[axis] = int(col[-1]) + 1
+        strides[axis] = step
+        return ops.strided_slice(t, tuple(begin), tuple(end), tuple(strides))
+    return ops.gather(t, Tensor(col.astype(np.int32)), axis)
+
+
+def _const_along(values: np.ndarray, axis: int, ndim: int) -> Tensor:
+    shape = [1] * ndim
+    shape[axis] = values.shape[0]
+    return Tensor(values.astype(np.int32).reshape(shape))
+
+
 def max_flat_index(x: Tensor, tables: Sequence[np.ndarray]) -> Tensor:
     """Flat index into each plane of ``x`` (B, *S) of the element PyTorch's max pooling picks
     for every window; ``tables[i]`` is the ``(O_i, K_i)`` window table of spatial dim ``i``.
-    Returns int64 of shape (B, prod(O))."""
+    Returns int64 of shape (B, prod(O)).
+
+    Short windows run PyTorch's loop itself, one window position at a time over all windows
+    at once (``take = val > cur or isnan(val)``); long ones use :func:`select_along`.
+    """
     n = len(tables)
     val = ops.stop_gradient(x)
     carry = val  # replaced on the first step; keeps the type checker and the parser happy
@@ -183,18 +211,30 @@ def max_flat_index(x: Tensor, tables: Sequence[np.ndarray]) -> Tensor:
         table = tables[i]
         out, k = table.shape
         length = x.shape[axis]
-        if k == 1:
-            val = ops.gather(val, Tensor(table.reshape(-1)), axis)
-            column = Tensor(table.reshape([out] + [1] * (n - 1 - i)))
-            pos = ops.broadcast_to(column, val.shape)
+        if k <= _SCAN_MAX_K:
+            cur_v = _column(val, table[:, 0], axis)
+            cur_p = _const_along(table[:, 0] * inner, axis, cur_v.ndim)
+            if j > 0:
+                cur_p = cur_p + _column(carry, table[:, 0], axis)
+            for kk in range(1, k):
+                if not bool(np.all(table[:, kk] == table[:, kk - 1])):
+                    g = _column(val, table[:, kk], axis)
+                    take = ops.logical_or(g > cur_v, ops.isnan(g))
+                    cand = _const_along(table[:, kk] * inner, axis, g.ndim)
+                    if j > 0:
+                        cand = cand + _column(carry, table[:, kk], axis)
+                    cur_v = ops.where(take, g, cur_v)
+                    cur_p = ops.where(take, cand, cur_p)
+            val = cur_v
+            carry = ops.broadcast_to(cur_p, cur_v.shape)
         else:
             g = ops.gather(val, Tensor(table.reshape(-1)), axis)
             g = g.reshape(val.shape[:axis] + (out, k) + val.shape[axis + 1 :])
-            kk = select_along(g, axis + 1)
+            sel = select_along(g, axis + 1)
             offs = Tensor((np.arange(out, dtype=np.int32) * k).reshape([out] + [1] * (n - 1 - i)))
-            pos = ops.gather(Tensor(table.reshape(-1)), kk + offs, 0)
-            val = ops.gather_elements(g, axis + 1, kk.expand_dims(axis + 1)).squeeze(axis + 1)
-        carry = pos if j == 0 else pos * inner + ops.gather_elements(carry, axis, pos)
+            pos = ops.gather(Tensor(table.reshape(-1)), sel + offs, 0)
+            val = ops.gather_elements(g, axis + 1, sel.expand_dims(axis + 1)).squeeze(axis + 1)
+            carry = pos * inner if j == 0 else pos * inner + ops.gather_elements(carry, axis, pos)
         inner = inner * length
     return ops.stop_gradient(carry.reshape(x.shape[0], -1).astype(ms.int64))
 
