@@ -1,0 +1,491 @@
+"""``grid_sample``: PyTorch's ``torch.nn.functional.grid_sample``, every mode, padding and dim.
+
+The composite implementation follows PyTorch's CPU kernels op for op: the vectorized 2-D kernel
+(``aten/src/ATen/native/cpu/GridSamplerKernel.cpp``) for 4-D input and the generic 3-D kernel
+(``GridSampler.cpp`` / ``GridSampler.h``) for 5-D input, so that values at exact pixel centres,
+on borders and far outside land where PyTorch puts them, and gradients w.r.t. ``grid`` use the
+same conventions (the clip has zero gradient on the border itself; reflection flips the sign).
+Input values are read with one batched gather per corner (taps out of bounds read a zero appended
+to the input), so the gradient w.r.t. ``input`` is a scatter-add of the interpolation weights.
+float16 is computed as PyTorch's CPU kernels do: every arithmetic op in float32, rounded to
+float16 at once.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Callable, List, Optional, Tuple
+
+import mindspore as ms
+import numpy as np
+from mindspore import Tensor, ops
+
+from mscompat._checks import check_float_tensor
+from mscompat.custom_ops.registry import dispatch, register
+
+__all__ = ["grid_sample"]
+
+_MODES = ("bilinear", "nearest", "bicubic")
+_PADDINGS = ("zeros", "border", "reflection")
+_A = -0.75  # cubic convolution constant, as PyTorch (UpSampleBicubic2d.h)
+
+Rounder = Callable[[Tensor], Tensor]
+
+
+def _identity(x: Tensor) -> Tensor:
+    return x
+
+
+def _half_round(x: Tensor) -> Tensor:
+    """Round a float32 intermediate to float16 and back (one PyTorch float16 op)."""
+    return x.astype(ms.float16).astype(ms.float32)
+
+
+# ----------------------------------------------------------------------------- coordinates
+
+
+def _clip(x: Tensor, size: int, nan_to_max: bool) -> Tensor:
+    """Clamp to ``[0, size - 1]``; zero gradient on the borders themselves (PyTorch).
+
+    NaN becomes 0 in the vectorized 2-D kernel and ``size - 1`` in the generic 3-D kernel.
+    """
+    hi = float(size - 1)
+    zero = ops.zeros_like(x)
+    top = ops.full_like(x, hi)
+    if nan_to_max:
+        return ops.where(x <= 0, zero, ops.where(x < hi, x, top))
+    return ops.where(x > 0, ops.where(x < hi, x, top), zero)
+
+
+def _reflect_2d(x: Tensor, size: int, align_corners: bool, r: Rounder) -> Tensor:
+    """The vectorized kernel's reflection: fold ``|x - low|`` by ``2 * span``, then mirror."""
+    if align_corners:
+        if size <= 1:
+            return ops.zeros_like(x)
+        low, twice_span = 0.0, float(2 * (size - 1))
+    else:
+        low, twice_span = -0.5, float(2 * size)
+    t = r(x - low) if low != 0.0 else x
+    sign = ops.where(t < 0, ops.full_like(t, -1.0), ops.ones_like(t))
+    a = t * sign  # |t| with gradient +1 at 0, as PyTorch
+    flips = ops.stop_gradient(ops.trunc(r(a / twice_span)))
+    extra = r(a - ops.stop_gradient(r(flips * twice_span)))
+    mirrored = r(twice_span - extra)
+    out = ops.where(extra > mirrored, mirrored, extra)
+    return r(out + low) if low != 0.0 else out
+
+
+def _reflect_3d(x: Tensor, size: int, align_corners: bool, r: Rounder) -> Tensor:
+    """The generic kernel's ``reflect_coordinates`` (fmod and flip parity)."""
+    if align_corners:
+        if size <= 1:
+            return ops.zeros_like(x)
+        low, span = 0.0, float(size - 1)
+    else:
+        low, span = -0.5, float(size)
+    t = r(x - low) if low != 0.0 else x
+    sign = ops.where(t < 0, ops.full_like(t, -1.0), ops.ones_like(t))
+    a = t * sign
+    extra = a - ops.stop_gradient(a - ops.fmod(a, ops.full_like(a, span)))
+    flips = ops.stop_gradient(ops.floor(r(a / span)))
+    odd = ops.fmod(flips, ops.full_like(flips, 2.0)) != 0
+    out = ops.where(odd, r(r(span - extra) + low), r(extra + low))
+    return out
+
+
+def _unnormalize_2d(g: Tensor, size: int, align_corners: bool, r: Rounder) -> Tensor:
+    if align_corners:
+        return r(r(g + 1.0) * ((size - 1) / 2.0))
+    return r(r(r(g + 1.0) * (size / 2.0)) - 0.5)
+
+
+def _unnormalize_3d(g: Tensor, size: int, align_corners: bool, r: Rounder) -> Tensor:
+    if align_corners:
+        return r(r(r(g + 1.0) / 2.0) * float(size - 1))
+    return r(r(r(r(g + 1.0) * float(size)) - 1.0) / 2.0)
+
+
+def _pad_2d(x: Tensor, size: int, padding_mode: str, align_corners: bool, r: Rounder) -> Tensor:
+    if padding_mode == "border":
+        return _clip(x, size, nan_to_max=False)
+    if padding_mode == "reflection":
+        return _clip(_reflect_2d(x, size, align_corners, r), size, nan_to_max=False)
+    return x
+
+
+def _source_index_3d(
+    g: Tensor, size: int, padding_mode: str, align_corners: bool, r: Rounder
+) -> Tensor:
+    x = _unnormalize_3d(g, size, align_corners, r)
+    if padding_mode == "border":
+        x = _clip(x, size, nan_to_max=True)
+    elif padding_mode == "reflection":
+        x = _clip(_reflect_3d(x, size, align_corners, r), size, nan_to_max=True)
+    # PyTorch's safe_downgrade_to_int_range: NaN, inf and huge values read as -100 (outside).
+    ok = (x <= 2147483646.0) & (x >= -2147483648.0)
+    return ops.where(ok, x, ops.full_like(x, -100.0))
+
+
+# ----------------------------------------------------------------------------- gathering
+
+
+def _flatten_input(inp: Tensor) -> Tensor:
+    """``input`` as (N, C, prod(spatial) + 1): the flat spatial dims and one trailing zero,
+    read by taps that fall outside."""
+    n, c = inp.shape[0], inp.shape[1]
+    total = 1
+    for size in inp.shape[2:]:
+        total *= size
+    flat = inp.reshape(n, c, total)
+    return ops.concat((flat, ops.zeros((n, c, 1), inp.dtype)), 2)
+
+
+def _read(flat: Tensor, coords: List[Tensor], spatial: Tuple[int, ...]) -> Tensor:
+    """``input[n, :, coords]`` as (N, C, P); ``coords`` are integer-valued float (N, P) tensors,
+    one per spatial dim (slowest first); taps out of bounds read 0."""
+    total = flat.shape[2] - 1
+    first = coords[0]
+    valid = (first > -1.0) & (first < float(spatial[0]))
+    index = first
+    for i in range(1, len(coords)):
+        c = coords[i]
+        valid = valid & (c > -1.0) & (c < float(spatial[i]))
+        index = index * float(spatial[i]) + c
+    idx = ops.where(valid, index, ops.full_like(index, float(total))).astype(ms.int32)
+    return ops.gather(flat, ops.stop_gradient(idx), 2, batch_dims=1)
+
+
+def _acc(terms: List[Tensor], r: Rounder) -> Tensor:
+    out = terms[0]
+    for t in terms[1:]:
+        out = r(out + t)
+    return out
+
+
+# ----------------------------------------------------------------------------- 2-D kernels
+
+
+def _bilinear_2d(flat: Tensor, sizes: Tuple[int, int], x: Tensor, y: Tensor, r: Rounder) -> Tensor:
+    x_w = ops.stop_gradient(ops.floor(x))
+    y_n = ops.stop_gradient(ops.floor(y))
+    w = r(x - x_w)
+    e = r(1.0 - w)
+    n = r(y - y_n)
+    s = r(1.0 - n)
+    x_e = x_w + 1.0
+    y_s = y_n + 1.0
+    terms = [
+        r(_read(flat, [y_n, x_w], sizes) * r(s * e).expand_dims(1)),
+        r(_read(flat, [y_n, x_e], sizes) * r(s * w).expand_dims(1)),
+        r(_read(flat, [y_s, x_w], sizes) * r(n * e).expand_dims(1)),
+        r(_read(flat, [y_s, x_e], sizes) * r(n * w).expand_dims(1)),
+    ]
+    return _acc(terms, r)
+
+
+def _cubic_coefficients(t: Tensor, r: Rounder) -> List[Tensor]:
+    """PyTorch's ``get_cubic_coefficients`` (A = -0.75), op for op."""
+
+    def far(x: Tensor) -> Tensor:  # 1 < |x| < 2
+        return r(r(r(r(r(r(_A * x) - 5.0 * _A) * x) + 8.0 * _A) * x) - 4.0 * _A)
+
+    def near(x: Tensor) -> Tensor:  # |x| <= 1
+        return r(r(r(r(r((_A + 2.0) * x) - (_A + 3.0)) * x) * x) + 1.0)
+
+    return [far(r(t + 1.0)), near(t), near(r(1.0 - t)), far(r(2.0 - t))]
+
+
+def _bicubic_2d(
+    flat: Tensor,
+    x: Tensor,
+    y: Tensor,
+    sizes: Tuple[int, int],
+    padding_mode: str,
+    align_corners: bool,
+    r: Rounder,
+) -> Tensor:
+    h, w = sizes
+    ix = ops.stop_gradient(ops.floor(x))
+    iy = ops.stop_gradient(ops.floor(y))
+    cx = _cubic_coefficients(r(x - ix), r)
+    cy = _cubic_coefficients(r(y - iy), r)
+
+    def tap(base: Tensor, k: int, size: int) -> Tensor:
+        t = _pad_2d(base + float(k - 1), size, padding_mode, align_corners, r)
+        return ops.stop_gradient(ops.trunc(t))
+
+    xs = [tap(ix, i, w) for i in range(4)]
+    ys = [tap(iy, j, h) for j in range(4)]
+    rows = []
+    for j in range(4):
+        terms = [r(cx[i].expand_dims(1) * _read(flat, [ys[j], xs[i]], sizes)) for i in range(4)]
+        rows.append(_acc(terms, r))
+    return _acc([r(cy[j].expand_dims(1) * rows[j]) for j in range(4)], r)
+
+
+def _grid_sample_2d(
+    inp: Tensor, grid: Tensor, mode: str, padding_mode: str, align_corners: bool, r: Rounder
+) -> Tensor:
+    n, c, h, w = inp.shape
+    ho, wo = grid.shape[1], grid.shape[2]
+    g = grid.reshape(n, ho * wo, 2)
+    gx, gy = g[:, :, 0], g[:, :, 1]
+    flat = _flatten_input(inp)
+    if mode == "bicubic":
+        x = _unnormalize_2d(gx, w, align_corners, r)
+        y = _unnormalize_2d(gy, h, align_corners, r)
+        out = _bicubic_2d(flat, x, y, (h, w), padding_mode, align_corners, r)
+    else:
+        x = _pad_2d(_unnormalize_2d(gx, w, align_corners, r), w, padding_mode, align_corners, r)
+        y = _pad_2d(_unnormalize_2d(gy, h, align_corners, r), h, padding_mode, align_corners, r)
+        if mode == "nearest":
+            xn = ops.stop_gradient(ops.round(x))
+            yn = ops.stop_gradient(ops.round(y))
+            out = _read(flat, [yn, xn], (h, w))
+        else:
+            out = _bilinear_2d(flat, (h, w), x, y, r)
+    return out.reshape(n, c, ho, wo)
+
+
+# ----------------------------------------------------------------------------- 3-D kernels
+
+
+def _grid_sample_3d(
+    inp: Tensor, grid: Tensor, mode: str, padding_mode: str, align_corners: bool, r: Rounder
+) -> Tensor:
+    n, c, d, h, w = inp.shape
+    do, ho, wo = grid.shape[1], grid.shape[2], grid.shape[3]
+    g = grid.reshape(n, do * ho * wo, 3)
+    flat = _flatten_input(inp)
+    x = _source_index_3d(g[:, :, 0], w, padding_mode, align_corners, r)
+    y = _source_index_3d(g[:, :, 1], h, padding_mode, align_corners, r)
+    z = _source_index_3d(g[:, :, 2], d, padding_mode, align_corners, r)
+    if mode == "nearest":
+        zn = ops.stop_gradient(ops.round(z))
+        yn = ops.stop_gradient(ops.round(y))
+        xn = ops.stop_gradient(ops.round(x))
+        out = _read(flat, [zn, yn, xn], (d, h, w))
+        return out.reshape(n, c, do, ho, wo)
+    x0 = ops.stop_gradient(ops.floor(x))
+    y0 = ops.stop_gradient(ops.floor(y))
+    z0 = ops.stop_gradient(ops.floor(z))
+    x1, y1, z1 = x0 + 1.0, y0 + 1.0, z0 + 1.0
+    dx0, dx1 = r(x - x0), r(x1 - x)  # distance to the west / east face
+    dy0, dy1 = r(y - y0), r(y1 - y)
+    dz0, dz1 = r(z - z0), r(z1 - z)
+    corners = [  # PyTorch's order: tnw, tne, tsw, tse, bnw, bne, bsw, bse
+        ((z0, y0, x0), (dx1, dy1, dz1)),
+        ((z0, y0, x1), (dx0, dy1, dz1)),
+        ((z0, y1, x0), (dx1, dy0, dz1)),
+        ((z0, y1, x1), (dx0, dy0, dz1)),
+        ((z1, y0, x0), (dx1, dy1, dz0)),
+        ((z1, y0, x1), (dx0, dy1, dz0)),
+        ((z1, y1, x0), (dx1, dy0, dz0)),
+        ((z1, y1, x1), (dx0, dy0, dz0)),
+    ]
+    terms = []
+    for (cz, cy, cx), (fx, fy, fz) in corners:
+        weight = r(r(fx * fy) * fz)
+        terms.append(r(_read(flat, [cz, cy, cx], (d, h, w)) * weight.expand_dims(1)))
+    return _acc(terms, r).reshape(n, c, do, ho, wo)
+
+
+# ----------------------------------------------------------------------------- dispatch
+
+
+@register(
+    "shape.grid_sample",
+    "composite",
+    note="batched gathers of the corners/taps, PyTorch's CPU kernels op for op",
+)
+def _grid_sample_composite(
+    input: Tensor, grid: Tensor, mode: str, padding_mode: str, align_corners: bool
+) -> Tensor:
+    half = input.dtype == ms.float16
+    r: Rounder = _half_round if half else _identity
+    x = input.astype(ms.float32) if half else input
+    g = grid.astype(ms.float32) if half else grid
+    if input.ndim == 4:
+        out = _grid_sample_2d(x, g, mode, padding_mode, align_corners, r)
+    else:
+        out = _grid_sample_3d(x, g, mode, padding_mode, align_corners, r)
+    return out.astype(ms.float16) if half else out
+
+
+def _probe_native() -> None:
+    x = Tensor(np.arange(8, dtype=np.float32).reshape(1, 2, 2, 2))
+    g = Tensor(np.array([[[[0.25, -0.5]]]], np.float32))
+    got = ops.grid_sample(x, g, "bilinear", "zeros", False).asnumpy()
+    if not np.allclose(got.reshape(-1), [1.40625, 3.40625]):
+        raise RuntimeError(f"ops.grid_sample gave {got.reshape(-1)}")
+
+
+@register(
+    "shape.grid_sample",
+    "native",
+    probe=_probe_native,
+    note="ops.grid_sample (GridSampler2D/3D) for mode='bilinear' in float32, and float64 5-D",
+)
+def _grid_sample_native(
+    input: Tensor, grid: Tensor, mode: str, padding_mode: str, align_corners: bool
+) -> Tensor:
+    return ops.grid_sample(input, grid, mode, padding_mode, align_corners)
+
+
+def _native_matches(input: Tensor, mode: str) -> bool:
+    """Cases where MindSpore's kernel gives PyTorch's numbers (measured on CPU, MindSpore 2.10).
+
+    Its nearest mode rounds halves away from zero (PyTorch: to even), its 4-D float64 kernel
+    computes in float32, its float16 results are not PyTorch's, and it has no bicubic mode.
+    """
+    if mode != "bilinear":
+        return False
+    return input.dtype == ms.float32 or (input.dtype == ms.float64 and input.ndim == 5)
+
+
+def _warn_align_corners() -> None:
+    warnings.warn(
+        "Default grid_sample and affine_grid behavior has changed to align_corners=False since "
+        "1.3.0. Please specify align_corners=True if the old behavior is desired. See the "
+        "documentation of grid_sample for details.",
+        UserWarning,
+        stacklevel=3,
+    )
+
+
+def grid_sample(
+    input: Tensor,
+    grid: Tensor,
+    mode: str = "bilinear",
+    padding_mode: str = "zeros",
+    align_corners: Optional[bool] = None,
+) -> Tensor:
+    """Sample ``input`` at the normalized locations of ``grid``.
+
+    Mirrors ``torch.nn.functional.grid_sample``: same arguments, defaults and numbers. For 4-D
+    ``input`` of shape :math:`(N, C, H_{in}, W_{in})` and ``grid`` of shape
+    :math:`(N, H_{out}, W_{out}, 2)`, ``output[n, :, h, w]`` interpolates ``input[n]`` at
+    ``grid[n, h, w] = (x, y)``, where :math:`x = -1` is the left border of the input and
+    :math:`x = 1` the right one. The pixel coordinate is
+
+    .. math::
+        i_x = \\begin{cases}
+        \\frac{x + 1}{2}\\,(W_{in} - 1) & \\text{align\\_corners=True (corner pixel centres)}\\\\
+        \\frac{x + 1}{2}\\,W_{in} - \\frac{1}{2} & \\text{align\\_corners=False (pixel edges)}
+        \\end{cases}
+
+    For 5-D ``input`` :math:`(N, C, D_{in}, H_{in}, W_{in})`, ``grid`` is
+    :math:`(N, D_{out}, H_{out}, W_{out}, 3)` with ``(x, y, z)`` and ``'bilinear'`` is
+    trilinear.
+
+    Args:
+        input (Tensor[N, C, H_in, W_in] or Tensor[N, C, D_in, H_in, W_in]): float16, float32 or
+            float64.
+        grid (Tensor[N, H_out, W_out, 2] or Tensor[N, D_out, H_out, W_out, 3]): sampling
+            locations, mostly in ``[-1, 1]``; same dtype as ``input``.
+        mode (str): ``'bilinear'`` | ``'nearest'`` (rounds halves to even, as PyTorch) |
+            ``'bicubic'`` (cubic convolution with A = -0.75, 4-D only). Default: ``'bilinear'``.
+        padding_mode (str): ``'zeros'`` (0 outside) | ``'border'`` (clamp to the border) |
+            ``'reflection'`` (mirror at the border, repeatedly). For ``'bicubic'`` the padding
+            applies to each of the 4x4 taps. Default: ``'zeros'``.
+        align_corners (bool, optional): whether -1 and 1 are the centres of the corner pixels
+            (True) or their outer edges (False). Default ``None`` means False, with PyTorch's
+            ``UserWarning``.
+
+    Returns:
+        Tensor: :math:`(N, C, H_{out}, W_{out})` or :math:`(N, C, D_{out}, H_{out}, W_{out})`,
+        ``input``'s dtype. Differentiable w.r.t. ``input`` and ``grid`` (the grid gradient is 0
+        for ``'nearest'``, and 0 for points clamped onto a border, as PyTorch).
+
+    Raises:
+        TypeError: ``input``/``grid`` not floating Tensors, of different dtypes, or
+            ``align_corners`` not a bool.
+        ValueError: unknown ``mode``/``padding_mode``; ``input`` not 4-D or 5-D; ``grid`` of
+            another rank, batch size or last dim; ``'bicubic'`` with 5-D input; an empty
+            spatial dim of ``input``.
+
+    .. note::
+        Uses MindSpore's ``GridSampler2D/3D`` kernel where it gives PyTorch's numbers
+        (``'bilinear'``, float32, and float64 5-D; see :doc:`custom_ops`), else the composite.
+
+    Example:
+        >>> import mindspore as ms
+        >>> from mscompat.shape import grid_sample
+        >>> x = ms.Tensor([[[[0.0, 1.0], [2.0, 3.0]]]])
+        >>> grid = ms.Tensor([[[[0.0, 0.0], [0.5, -1.0]]]])
+        >>> grid_sample(x, grid, align_corners=True)
+        Tensor(shape=[1, 1, 1, 2], dtype=Float32, value=
+        [[[[ 1.50000000e+00,  7.50000000e-01]]]])
+        >>> grid_sample(x, grid, mode="nearest", align_corners=False)
+        Tensor(shape=[1, 1, 1, 2], dtype=Float32, value=
+        [[[[ 3.00000000e+00,  1.00000000e+00]]]])
+    """
+    input = check_float_tensor(input, "input")
+    grid = check_float_tensor(grid, "grid")
+    if mode not in _MODES:
+        raise ValueError(
+            f"grid_sample(): mode must be 'bilinear', 'nearest' or 'bicubic', but got {mode!r}"
+        )
+    if padding_mode not in _PADDINGS:
+        raise ValueError(
+            "grid_sample(): padding_mode must be 'zeros', 'border' or 'reflection', "
+            f"but got {padding_mode!r}"
+        )
+    if align_corners is None:
+        _warn_align_corners()
+        align_corners = False
+    if not isinstance(align_corners, bool):
+        raise TypeError(
+            f"grid_sample(): align_corners must be a bool or None, but got {align_corners!r}"
+        )
+    if input.dtype != grid.dtype:
+        raise TypeError(
+            "grid_sample(): grid must have the same dtype as input, "
+            f"but got input.dtype={input.dtype} and grid.dtype={grid.dtype}"
+        )
+    if input.ndim not in (4, 5):
+        raise ValueError(
+            f"grid_sample(): input must be 4-D or 5-D, but got input of shape {input.shape}"
+        )
+    grid = _check_grid(input, grid, mode)
+    if input.ndim == 4:
+        n, c, ho, wo = input.shape[0], input.shape[1], grid.shape[1], grid.shape[2]
+        out_shape: Tuple[int, ...] = (n, c, ho, wo)
+    else:
+        out_shape = (input.shape[0], input.shape[1]) + tuple(grid.shape[1:4])
+    if 0 in out_shape:
+        return ops.zeros(out_shape, input.dtype)
+    if _native_matches(input, mode):
+        return dispatch("shape.grid_sample")(input, grid, mode, padding_mode, align_corners)
+    return _grid_sample_composite(input, grid, mode, padding_mode, align_corners)
+
+
+def _check_grid(input: Tensor, grid: Tensor, mode: str) -> Tensor:
+    nd = input.ndim - 2
+    if grid.ndim != input.ndim:
+        raise ValueError(
+            f"grid_sample(): grid must have as many dims as input ({input.ndim}), "
+            f"but got grid of shape {grid.shape} for input of shape {input.shape}"
+        )
+    if grid.shape[0] != input.shape[0]:
+        raise ValueError(
+            "grid_sample(): grid and input must have the same batch size, "
+            f"but got input of shape {input.shape} and grid of shape {grid.shape}"
+        )
+    if grid.shape[-1] != nd:
+        raise ValueError(
+            f"grid_sample(): grid must have size {nd} in its last dim, "
+            f"but got grid of shape {grid.shape}"
+        )
+    if mode == "bicubic" and nd != 2:
+        raise ValueError(
+            f"grid_sample(): mode='bicubic' only supports 4-D input, but got input of shape "
+            f"{input.shape}"
+        )
+    for d in range(2, input.ndim):
+        if input.shape[d] == 0:
+            raise ValueError(
+                "grid_sample(): input must have non-empty spatial dims, but got input of shape "
+                f"{input.shape} with dim {d} being empty"
+            )
+    return grid

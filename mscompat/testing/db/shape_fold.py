@@ -1,0 +1,279 @@
+"""Op database entries for ``mscompat.shape`` ``unfold``/``fold``/``Unfold``/``Fold``."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterator, List, Tuple
+
+import numpy as np
+
+from mscompat.shape import Fold, Unfold, fold, unfold
+from mscompat.shape.fold import _blocks, _check_params, _fold_composite, _pair, _unfold_composite
+from mscompat.testing.opinfo import ErrorInput, OpInfo, SampleInput
+
+
+def _torch(name: str) -> Callable[..., Any]:
+    def call(*args: Any, **kwargs: Any) -> Any:
+        import torch.nn.functional as F
+
+        return getattr(F, name)(*args, **kwargs)
+
+    call.__name__ = name
+    return call
+
+
+def _torch_cell(name: str) -> Callable[..., Any]:
+    def make(**kwargs: Any) -> Any:
+        import torch
+
+        return getattr(torch.nn, name)(**kwargs)
+
+    make.__name__ = name
+    return make
+
+
+def unfold_composite(
+    input: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0, stride: Any = 1
+) -> Any:
+    """The composite ``unfold`` for batched input (the native kernel is chosen on CPU)."""
+    k, d, p, s = _check_params("unfold", kernel_size, dilation, padding, stride)
+    blocks = _blocks((input.shape[2], input.shape[3]), k, d, p, s)
+    return _unfold_composite(input, k, d, p, s, blocks)
+
+
+def fold_composite(
+    input: Any,
+    output_size: Any,
+    kernel_size: Any,
+    dilation: Any = 1,
+    padding: Any = 0,
+    stride: Any = 1,
+) -> Any:
+    """The composite ``fold`` for batched input (the native kernel is chosen on CPU)."""
+    size = _pair(output_size, "output_size", "fold")
+    k, d, p, s = _check_params("fold", kernel_size, dilation, padding, stride)
+    return _fold_composite(input, size, k, d, p, s, _blocks(size, k, d, p, s))
+
+
+# (input shape, kwargs, name): edge cases of the block geometry
+_CASES: Tuple[Tuple[Tuple[int, ...], dict, str], ...] = (
+    ((2, 3, 5, 6), {"kernel_size": 3}, "k3"),
+    ((2, 3, 7, 6), {"kernel_size": (2, 3), "stride": (2, 1)}, "k(2,3) s(2,1) non-divisible"),
+    ((1, 2, 7, 8), {"kernel_size": 3, "dilation": 2, "padding": 1}, "dilation 2, padding 1"),
+    ((2, 2, 6, 7), {"kernel_size": 2, "stride": 3, "padding": (0, 1)}, "stride > kernel"),
+    ((1, 3, 4, 5), {"kernel_size": (4, 5)}, "kernel = input: L=1"),
+    ((2, 4, 5, 5), {"kernel_size": 1}, "k1"),
+    ((1, 2, 3, 3), {"kernel_size": 2, "padding": 2, "stride": 2}, "padding > kernel/2"),
+    ((1, 2, 6, 9), {"kernel_size": (1, 3), "dilation": (1, 3), "stride": (2, 2)}, "k(1,3) d3"),
+    ((3, 5, 6), {"kernel_size": 2, "stride": 2}, "unbatched"),
+    ((0, 2, 4, 4), {"kernel_size": 2}, "empty batch"),
+)
+
+
+def _x(rng: np.random.Generator, shape: Any, dtype: str) -> np.ndarray:
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def _cols_shape(shape: Tuple[int, ...], kw: dict) -> Tuple[Tuple[int, ...], Tuple[int, int]]:
+    size = (shape[-2], shape[-1])
+    k, d, p, s = _check_params(
+        "fold", kw["kernel_size"], kw.get("dilation", 1), kw.get("padding", 0), kw.get("stride", 1)
+    )
+    oh, ow = _blocks(size, k, d, p, s)
+    cols = (shape[-3] * k[0] * k[1], oh * ow)
+    return (shape[:-3] + cols), size
+
+
+def unfold_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    for shape, kw, name in _CASES:
+        yield SampleInput((_x(rng, shape, dtype),), dict(kw), name=name)
+    x = _x(rng, (2, 2, 4, 5), dtype)
+    x.reshape(-1)[::7] = np.inf
+    yield SampleInput((x,), {"kernel_size": 2, "padding": 1}, name="inf values (exact copy)")
+    xt = np.ascontiguousarray(_x(rng, (2, 6, 5, 3), dtype)).transpose(0, 3, 2, 1)
+    yield SampleInput((xt, [2, 2], 1, 0, [1, 2]), name="non-contiguous, list args, positional")
+
+
+def fold_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    for shape, kw, name in _CASES:
+        cols, size = _cols_shape(shape, kw)
+        yield SampleInput((_x(rng, cols, dtype), size), dict(kw), name=name)
+    cols, _ = _cols_shape((1, 3, 5, 5), {"kernel_size": 3})
+    yield SampleInput((_x(rng, cols, dtype), 5, 3), name="int output_size")
+    cols, _ = _cols_shape((2, 2, 6, 7), {"kernel_size": 2, "stride": 3, "padding": (0, 1)})
+    yield SampleInput((_x(rng, cols, dtype), [6, 7], [2, 2], 1, [0, 1], 3), name="positional")
+
+
+def unfold_composite_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    for shape, kw, name in _CASES[:8]:
+        yield SampleInput((_x(rng, shape, dtype),), dict(kw), name=f"composite {name}")
+
+
+def fold_composite_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    for shape, kw, name in _CASES[:8]:
+        cols, size = _cols_shape(shape, kw)
+        yield SampleInput((_x(rng, cols, dtype), size), dict(kw), name=f"composite {name}")
+
+
+def unfold_cell_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    for shape, kw, name in (_CASES[1], _CASES[2], _CASES[8]):
+        yield SampleInput((_x(rng, shape, dtype),), init_kwargs=dict(kw), name=name)
+
+
+def fold_cell_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    for shape, kw, name in (_CASES[1], _CASES[2], _CASES[8]):
+        cols, size = _cols_shape(shape, kw)
+        init = dict(kw, output_size=size)
+        yield SampleInput((_x(rng, cols, dtype),), init_kwargs=init, name=name)
+
+
+def unfold_bench() -> SampleInput:
+    x = _x(np.random.default_rng(0), (8, 32, 64, 64), "float32")  # 1e6 elements
+    return SampleInput((x, 3), {"padding": 1}, name="8x32x64x64 k3 p1")
+
+
+def fold_bench() -> SampleInput:
+    # the columns of an 8x4x64x64 image with k3 p1: 8 x 36 x 4096 = 1.2e6 elements
+    x = _x(np.random.default_rng(0), (8, 36, 4096), "float32")
+    return SampleInput((x, (64, 64), 3), {"padding": 1}, name="8x36x4096 -> 8x4x64x64")
+
+
+def unfold_errors() -> Iterator[ErrorInput]:
+    x = np.ones((2, 3, 5, 6), np.float32)
+    yield ErrorInput(SampleInput((x, 0)), ValueError, r"kernel_size must be greater than zero")
+    yield ErrorInput(SampleInput((x, 2), {"dilation": 0}), ValueError, r"dilation must be")
+    yield ErrorInput(SampleInput((x, 2), {"padding": -1}), ValueError, r"padding must be non-neg")
+    yield ErrorInput(SampleInput((x, 2), {"stride": (1, 0)}), ValueError, r"stride must be")
+    yield ErrorInput(SampleInput((x, 7)), ValueError, r"sliding blocks would have shape \(-1, 0\)")
+    yield ErrorInput(SampleInput((x, (2, 3, 4))), ValueError, r"kernel_size must have 2 elements")
+    yield ErrorInput(SampleInput((x, 2.0)), TypeError, r"kernel_size must be an int")
+    yield ErrorInput(SampleInput((x[0, 0], 2)), ValueError, r"input must be 3-D .* or 4-D")
+    yield ErrorInput(
+        SampleInput((np.ones((2, 0, 5, 6), np.float32), 2)), ValueError, r"non-zero sizes"
+    )
+    yield ErrorInput(SampleInput((x.tolist(), 2)), TypeError, r"input must be a mindspore.Tensor")
+
+
+def param_errors() -> Iterator[ErrorInput]:
+    """Argument errors the composite functions share with the front doors."""
+    x = np.ones((2, 3, 5, 6), np.float32)
+    yield ErrorInput(SampleInput((x, 0)), ValueError, r"kernel_size must be greater than zero")
+    yield ErrorInput(SampleInput((x, 2), {"dilation": 0}), ValueError, r"dilation must be")
+    yield ErrorInput(SampleInput((x, 2), {"padding": -1}), ValueError, r"padding must be non-neg")
+    yield ErrorInput(SampleInput((x, (2, 3, 4))), ValueError, r"kernel_size must have 2 elements")
+
+
+def fold_param_errors() -> Iterator[ErrorInput]:
+    c = np.ones((2, 12, 20), np.float32)
+    yield ErrorInput(SampleInput((c, (5, 6), 0)), ValueError, r"kernel_size must be greater")
+    yield ErrorInput(SampleInput((c, (5, 6, 7), 2)), ValueError, r"output_size must have 2")
+
+
+def fold_errors() -> Iterator[ErrorInput]:
+    c = np.ones((2, 12, 20), np.float32)  # unfold of (2, 3, 5, 6) with k2
+    yield ErrorInput(
+        SampleInput((c, (5, 5), 2)), ValueError, r"number of sliding blocks 4 \* 4 = 16, but got"
+    )
+    yield ErrorInput(SampleInput((c[:, :5], (5, 6), 2)), ValueError, r"divisible by the product")
+    yield ErrorInput(SampleInput((c, (5, 6), 0)), ValueError, r"kernel_size must be greater")
+    yield ErrorInput(SampleInput((c, (1, 1), 2)), ValueError, r"sliding blocks 0 \* 0 = 0")
+    yield ErrorInput(SampleInput((c[None], (5, 6), 2)), ValueError, r"input must be 2-D .* or 3-D")
+    yield ErrorInput(SampleInput((c, (5, 6, 7), 2)), ValueError, r"output_size must have 2")
+    yield ErrorInput(SampleInput((c, "56", 2)), TypeError, r"output_size must be an int")
+    yield ErrorInput(
+        SampleInput((np.ones((2, 0, 20), np.float32), (5, 6), 2)), ValueError, r"non-zero sizes"
+    )
+    yield ErrorInput(SampleInput((c, (5, 6), 2), {"stride": -1}), ValueError, r"stride must be")
+
+
+def unfold_cell_errors() -> Iterator[ErrorInput]:
+    x = np.ones((2, 3, 5, 6), np.float32)
+    yield ErrorInput(
+        SampleInput((x,), init_kwargs={"kernel_size": 0}), ValueError, r"kernel_size must be"
+    )
+    yield ErrorInput(
+        SampleInput((x,), init_kwargs={"kernel_size": 6}), ValueError, r"sliding blocks would"
+    )
+
+
+def fold_cell_errors() -> Iterator[ErrorInput]:
+    c = np.ones((2, 12, 20), np.float32)
+    yield ErrorInput(
+        SampleInput((c,), init_kwargs={"output_size": (5, 5), "kernel_size": 2}),
+        ValueError,
+        r"number of sliding blocks",
+    )
+    yield ErrorInput(
+        SampleInput((c,), init_kwargs={"output_size": 5, "kernel_size": (2, 2), "dilation": 0}),
+        ValueError,
+        r"dilation must be",
+    )
+
+
+OPS: List[OpInfo] = [
+    OpInfo(
+        name="shape.unfold",
+        op=unfold,
+        ref=_torch("unfold"),
+        sample_inputs=unfold_samples,
+        mirrors="torch.nn.functional.unfold",
+        torch_apis=("torch.nn.functional.unfold",),
+        error_inputs=unfold_errors,
+        dispatch_op="shape.unfold",
+        bench_input=unfold_bench,
+    ),
+    OpInfo(
+        name="shape.unfold",
+        variant="composite",
+        backend="composite",
+        op=unfold_composite,
+        ref=_torch("unfold"),
+        sample_inputs=unfold_composite_samples,
+        mirrors="torch.nn.functional.unfold",
+        error_inputs=param_errors,
+        dispatch_op="shape.unfold",
+        bench_input=unfold_bench,
+    ),
+    OpInfo(
+        name="shape.fold",
+        op=fold,
+        ref=_torch("fold"),
+        sample_inputs=fold_samples,
+        mirrors="torch.nn.functional.fold",
+        torch_apis=("torch.nn.functional.fold",),
+        error_inputs=fold_errors,
+        dispatch_op="shape.fold",
+        bench_input=fold_bench,
+    ),
+    OpInfo(
+        name="shape.fold",
+        variant="composite",
+        backend="composite",
+        op=fold_composite,
+        ref=_torch("fold"),
+        sample_inputs=fold_composite_samples,
+        mirrors="torch.nn.functional.fold",
+        error_inputs=fold_param_errors,
+        dispatch_op="shape.fold",
+        bench_input=fold_bench,
+    ),
+    OpInfo(
+        name="shape.Unfold",
+        op=Unfold,
+        ref=_torch_cell("Unfold"),
+        sample_inputs=unfold_cell_samples,
+        mirrors="torch.nn.Unfold",
+        torch_apis=("torch.nn.Unfold",),
+        error_inputs=unfold_cell_errors,
+        is_cell=True,
+    ),
+    OpInfo(
+        name="shape.Fold",
+        op=Fold,
+        ref=_torch_cell("Fold"),
+        sample_inputs=fold_cell_samples,
+        mirrors="torch.nn.Fold",
+        torch_apis=("torch.nn.Fold",),
+        error_inputs=fold_cell_errors,
+        is_cell=True,
+    ),
+]
