@@ -24,7 +24,7 @@ from mindspore import Tensor, nn, ops
 from mindspore.ops import constexpr
 
 from mscompat._checks import check_float_tensor
-from mscompat.custom_ops.registry import dispatch, register
+from mscompat.custom_ops.registry import register, which
 
 __all__ = [
     "Upsample",
@@ -378,6 +378,37 @@ def _repeat_axis(x: Tensor, axis: int, k: int) -> Tensor:
     return tiled.reshape(shape[:axis] + (shape[axis] * k,) + shape[axis + 1 :])
 
 
+@constexpr
+def _repeat_factors(
+    shape: Tuple[int, ...],
+    out_sizes: Tuple[int, ...],
+    scales: Tuple[Optional[float], ...],
+    exact: bool,
+    special: bool,
+) -> Tuple[int, ...]:
+    """Per-axis integer repeat factors when every axis is a copy or a repeat, else ()."""
+    factors = []
+    for n_in, n_out, s in zip(shape[2:], out_sizes, scales):
+        kind, param = _nearest_step(n_in, n_out, s, exact, special)
+        if kind == "gather":
+            return ()
+        factors.append(param if kind == "repeat" else 1)
+    return tuple(factors)
+
+
+def _repeat_all(x: Tensor, factors: Tuple[int, ...]) -> Tensor:
+    """Nearest upsampling by integer factors on every spatial axis, as one broadcast."""
+    shape = x.shape
+    split = shape[:2]
+    tiled = shape[:2]
+    out = shape[:2]
+    for n, k in zip(shape[2:], factors):
+        split = split + (n, 1)
+        tiled = tiled + (n, k)
+        out = out + (n * k,)
+    return ops.broadcast_to(x.reshape(split), tiled).reshape(out)
+
+
 def _mean_axis(x: Tensor, axis: int, k: int) -> Tensor:
     """Mean over consecutive windows of ``k`` along ``axis`` (area with an integer ratio)."""
     shape = x.shape
@@ -455,6 +486,9 @@ def _interpolate_composite(
     if mode in ("nearest", "nearest-exact"):
         exact = mode == "nearest-exact"
         special = dim == 2
+        factors = _repeat_factors(x.shape, out_sizes, scales, exact, special)
+        if factors:
+            return _repeat_all(x, factors)
         y = _nearest_axis(x, 2, out_sizes[0], scales[0], exact, special)
         if dim >= 2:
             y = _nearest_axis(y, 3, out_sizes[1], scales[1], exact, special)
@@ -532,6 +566,16 @@ def _interpolate_native(
     return _interpolate_composite(x, out_sizes, scales, mode, corners, antialias)
 
 
+@constexpr
+def _backend() -> str:
+    """The registry's choice for ``shape.interpolate`` (made in Python, also under ``ms.jit``).
+
+    Equivalent to ``dispatch("shape.interpolate")``, but the graph only refers to this module's
+    two implementations, not to the registry's table of every op's functions.
+    """
+    return which("shape.interpolate").backend
+
+
 # ----------------------------------------------------------------------------- public functions
 
 
@@ -601,7 +645,10 @@ def interpolate(
         accepts float16, which PyTorch's CPU kernel does not. Empty inputs return an empty
         output. The weighted modes are a matrix product per axis, so an inf or NaN in the input
         spreads along the whole output row of that axis (PyTorch keeps it within the filter
-        taps). PyTorch 2.13's antialias kernel returns wrong values when the output width is 1
+        taps). PyTorch's 1-D and 3-D ``nearest`` backward uses its 2-D index rule (an axis whose
+        size is unchanged or exactly doubled by a scale factor is treated as a copy or ``i // 2``)
+        where its forward does not; this gradient is the exact gradient of the forward.
+        PyTorch 2.13's antialias kernel returns wrong values when the output width is 1
         and the height changes; this computes the correct separable result.
 
     Example:
@@ -623,7 +670,9 @@ def interpolate(
     )
     if input.size == 0:
         return ops.zeros(input.shape[:2] + out_sizes, input.dtype)
-    return dispatch("shape.interpolate")(input, out_sizes, scales, mode, corners, antialias)
+    if _backend() == "native":
+        return _interpolate_native(input, out_sizes, scales, mode, corners, antialias)
+    return _interpolate_composite(input, out_sizes, scales, mode, corners, antialias)
 
 
 def upsample(
@@ -639,7 +688,7 @@ def upsample(
     align_corners)``.
 
     Args:
-        input (Tensor[N, C, *]): 3-D, 4-D or 5-D floating input.
+        input (Tensor[N, C, ...]): 3-D, 4-D or 5-D floating input.
         size (int or tuple of int, optional): output spatial size.
         scale_factor (float or tuple of float, optional): multiplier of the spatial size.
         mode (str): as :func:`interpolate`. Default: ``'nearest'``.
@@ -667,7 +716,7 @@ def upsample_nearest(
     ``interpolate(input, size, scale_factor, mode='nearest')``.
 
     Args:
-        input (Tensor[N, C, *]): 3-D, 4-D or 5-D floating input.
+        input (Tensor[N, C, ...]): 3-D, 4-D or 5-D floating input.
         size (int or tuple of int, optional): output spatial size.
         scale_factor (float or tuple of float, optional): multiplier of the spatial size.
 
@@ -715,9 +764,9 @@ def upsample_bilinear(
 
 def _cell_scale(scale_factor: Scale) -> Scale:
     """``nn.Upsample``'s normalisation: floats (a tuple of floats), falsy values as None."""
-    if isinstance(scale_factor, (list, tuple)):
-        return tuple(float(f) for f in scale_factor)
-    return float(scale_factor) if scale_factor else None
+    if scale_factor is None or isinstance(scale_factor, (int, float)):
+        return float(scale_factor) if scale_factor else None
+    return tuple(float(f) for f in scale_factor)
 
 
 def _cell_size(size: Size) -> Size:

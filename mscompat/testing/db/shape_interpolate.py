@@ -52,7 +52,7 @@ def _sample(
 _CASES: List[Tuple[str, Tuple[int, ...], Dict[str, Any], bool]] = [
     ("nearest int scale 2 (FPN)", (2, 3, 4, 6), {"scale_factor": 2}, True),
     ("nearest scales (0.6, 1.7)", (1, 2, 5, 7), {"scale_factor": (0.6, 1.7)}, False),
-    ("nearest 1-D scale 1.1", (1, 2, 5), {"scale_factor": 1.1}, False),
+    ("nearest 1-D scale 1.7", (1, 2, 5), {"scale_factor": 1.7}, False),
     ("nearest 3-D size", (1, 2, 3, 4, 5), {"size": (5, 7, 3)}, False),
     ("nearest-exact 0.6", (1, 2, 5, 7), {"scale_factor": 0.6, "mode": "nearest-exact"}, False),
     ("linear 1.7", (2, 2, 7), {"scale_factor": 1.7, "mode": "linear"}, True),
