@@ -206,3 +206,18 @@ def test_four_threads_hundred_calls_each_all_correct():
         th.join()
     assert not errors, errors
     assert not wrong, f"{len(wrong)} of 800 results wrong: {wrong[:10]}"
+
+
+def test_graph_mode_only_parses_the_called_ops_implementations():
+    # An op whose implementation cannot be compiled must not break graph mode for others.
+    @register("demo.uncompilable", "composite")
+    def _uncompilable(x):
+        return _name_that_does_not_exist(x)  # noqa: F821
+
+    x = ms.Tensor(np.zeros((2, 3), np.float32))
+
+    def loss(a, b):
+        return sigmoid_focal_loss(a, b)
+
+    expected = py_sigmoid_focal_loss(torch.zeros(2, 3), torch.zeros(2, 3)).item()
+    assert abs(float(ms.jit(loss)(x, x).asnumpy()) - expected) < 1e-6

@@ -29,6 +29,8 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 
 from mindspore.ops import constexpr
 
+from mscompat.custom_ops import _tables
+
 __all__ = [
     "BACKENDS",
     "DEFAULT_ORDER",
@@ -82,8 +84,6 @@ class Choice:
 
 
 _REGISTRY: Dict[str, Dict[str, Implementation]] = {}
-# The same functions, as plain nested dicts: what ``dispatch`` indexes inside a graph.
-_FNS: Dict[str, Dict[str, Callable[..., Any]]] = {}
 _ORDER: Dict[str, Tuple[str, ...]] = {}
 _PROBES: Dict[Tuple[str, str, str], Tuple[bool, str]] = {}
 _PROBE_LOCK = threading.Lock()
@@ -125,7 +125,11 @@ def register(
         _REGISTRY.setdefault(op, {})[backend] = Implementation(
             op, backend, fn, tuple(devices), probe, note
         )
-        _FNS.setdefault(op, {})[backend] = fn
+        table = getattr(_tables, _table_attr(op), None)
+        if table is None:
+            table = {}
+            setattr(_tables, _table_attr(op), table)
+        table[backend] = fn
         return fn
 
     return deco
@@ -258,6 +262,11 @@ def which(op: str, device: Optional[str] = None) -> Choice:
 
 
 @constexpr
+def _table_attr(op: str) -> str:
+    return "op_" + op.replace(".", "__")
+
+
+@constexpr
 def _chosen(op: str) -> str:
     # A MindSpore constexpr: under ms.jit it runs in Python at compile time (MindSpore would
     # otherwise parse the registry into the graph); in PyNative it is a plain call.
@@ -267,9 +276,11 @@ def _chosen(op: str) -> str:
 def dispatch(op: str) -> Callable[..., Any]:
     """The implementation :func:`which` chooses for ``op`` on the current device.
 
-    Usable inside ``ms.jit``: the choice is made in Python when the graph is compiled.
+    Usable inside ``ms.jit``: the choice is made in Python when the graph is compiled, and the
+    graph only refers to this op's own implementations (one op's table, read from
+    :mod:`mscompat.custom_ops._tables`), so another op's code is never parsed.
     """
-    return _FNS[op][_chosen(op)]
+    return getattr(_tables, _table_attr(op))[_chosen(op)]
 
 
 @contextlib.contextmanager
