@@ -5,7 +5,7 @@ built with NumPy from the static shapes: an exact copy (infinities and NaN stay 
 whose gradient is a scatter-add. The composite ``fold`` is its adjoint: each kernel position's
 block is spread out by the stride, padded into place and summed, then the padding is cropped.
 MindSpore's ``Col2Im`` kernel (``ops.fold``) gives PyTorch's numbers and is used where it is
-registered (see :doc:`custom_ops`). ``ops.unfold`` (``Im2Col``) is not used: its gradient fails
+registered (see :doc:`/api/custom_ops`). ``ops.unfold`` (``Im2Col``) is not used: its gradient fails
 on CPU for strides that do not divide the input ("StridedSliceGrad ... out of bounds").
 """
 

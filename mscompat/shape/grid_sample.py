@@ -406,7 +406,7 @@ def grid_sample(
 
     .. note::
         Uses MindSpore's ``GridSampler2D/3D`` kernel where it gives PyTorch's numbers
-        (``'bilinear'``, float32, and float64 5-D; see :doc:`custom_ops`), else the composite.
+        (``'bilinear'``, float32, and float64 5-D; see :doc:`/api/custom_ops`), else the composite.
 
     Example:
         >>> import mindspore as ms
@@ -416,9 +416,9 @@ def grid_sample(
         >>> grid_sample(x, grid, align_corners=True)
         Tensor(shape=[1, 1, 1, 2], dtype=Float32, value=
         [[[[ 1.50000000e+00,  7.50000000e-01]]]])
-        >>> grid_sample(x, grid, mode="nearest", align_corners=False)
+        >>> grid_sample(x, grid, mode="nearest", align_corners=False)  # ties to even
         Tensor(shape=[1, 1, 1, 2], dtype=Float32, value=
-        [[[[ 3.00000000e+00,  1.00000000e+00]]]])
+        [[[[ 0.00000000e+00,  1.00000000e+00]]]])
     """
     input = check_float_tensor(input, "input")
     grid = check_float_tensor(grid, "grid")
