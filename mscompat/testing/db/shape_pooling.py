@@ -192,7 +192,7 @@ def _max_pool_errors(n: int) -> Callable[[], Any]:
             SampleInput((x, 2), {"ceil_mode": 1}), TypeError, r"ceil_mode must be a bool"
         )
         yield ErrorInput(
-            SampleInput((x, 2), {"return_indices": None}), TypeError, r"return_indices must"
+            SampleInput((x, 2), {"return_indices": 1}), TypeError, r"return_indices must"
         )
         yield ErrorInput(
             SampleInput((np.ones((1, 1) + (1,) * n, np.float32), 2, 1, 1, 2)),
