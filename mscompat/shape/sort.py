@@ -25,7 +25,7 @@ from typing import Any, Optional, Tuple, Union
 
 import mindspore as ms
 import numpy as np
-from mindspore import Tensor, nn, ops
+from mindspore import Tensor, ops
 
 from mscompat._checks import check_tensor
 from mscompat.custom_ops.registry import dispatch, register
@@ -40,11 +40,6 @@ _INF32 = Tensor(np.float32(np.inf))
 _MAX32 = Tensor(np.finfo(np.float32).max)
 _INF64 = Tensor(np.float64(np.inf))
 _MAX64 = Tensor(np.finfo(np.float64).max)
-_NAN = {
-    ms.float16: Tensor(np.float16(np.nan)),
-    ms.float32: Tensor(np.float32(np.nan)),
-    ms.float64: Tensor(np.float64(np.nan)),
-}
 
 
 # ----------------------------------------------------------------------------- validation
@@ -440,21 +435,27 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Tup
     return _select(x, _kth_indices(x, k, axis), axis, keepdim)
 
 
-class _EvenlyDistribute(nn.Cell):
-    """Returns ``value``; its gradient is spread evenly over the elements of ``x`` equal to
-    ``value`` (NaN matching NaN), as PyTorch's ``evenly_distribute_backward`` of
-    ``median()``/``max()``."""
+def _evenly_distributed(x: Tensor, value: Tensor) -> Tensor:
+    """``value`` (0-d, an element of the 1-D ``x``), differentiable as PyTorch's
+    ``evenly_distribute_backward`` of ``median()``: the gradient is spread evenly over the
+    elements of ``x`` equal to ``value`` (NaN matching NaN).
 
-    def construct(self, x: Tensor, value: Tensor) -> Tensor:
-        return value
-
-    def bprop(self, x: Tensor, value: Tensor, out: Tensor, dout: Tensor) -> Tuple[Tensor, Tensor]:
-        mask = ops.logical_or(x == value, ops.logical_and(ops.isnan(x), ops.isnan(value)))
-        count = mask.astype(ms.float32).sum().astype(dout.dtype)
-        return ops.where(mask, dout / count, ops.zeros_like(x)), ops.zeros_like(value)
-
-
-_EVENLY = _EvenlyDistribute()
+    Built from ``max``/``min`` (whose MindSpore gradient splits evenly among ties, exact forward)
+    and, for a NaN value, a masked mean (NaN forward either way). A Cell with a ``bprop`` would
+    be simpler but gives a zero gradient under ``ms.jit(ms.grad(...))`` in MindSpore 2.10.
+    """
+    value = ops.stop_gradient(value)
+    xs = ops.stop_gradient(x)  # the masks are constants for autodiff
+    isnan = ops.isnan(xs)
+    value_isnan = ops.isnan(value)
+    mask = ops.stop_gradient(ops.logical_or(xs == value, ops.logical_and(isnan, value_isnan)))
+    finite_mask = ops.stop_gradient(ops.logical_and(mask, ops.logical_not(isnan)))
+    inf = ops.full_like(x, float("inf"))
+    low = ops.where(finite_mask, x, -inf).max()  # fillers below: ties only among the mask
+    high = ops.where(finite_mask, x, inf).min()  # for value == -inf
+    count = mask.astype(ms.float32).sum().astype(x.dtype)
+    nan_mean = ops.where(mask, x, ops.zeros_like(x)).sum() / count
+    return ops.where(value_isnan, nan_mean, ops.where(value == -inf[0], high, low))
 
 
 def median(
@@ -523,13 +524,14 @@ def _global_median(x: Tensor) -> Tensor:
     if n == 0:
         if x.dtype not in _FLOATS:
             raise ValueError(f"median() of an empty {x.dtype} tensor is undefined (no NaN)")
-        return _NAN[x.dtype]
+        return ops.full_like(ops.zeros((), x.dtype), float("nan"))
     flat = x.reshape((n,))
     idx = ops.stop_gradient(_kth_indices(flat, (n - 1) // 2 + 1, 0))
     value = ops.gather_elements(flat, 0, idx).reshape(())
     if x.dtype in _FLOATS:
-        value = ops.where(ops.isnan(flat).any(), _NAN[x.dtype], value)
-        return _EVENLY(x, ops.stop_gradient(value))
+        nan = ops.full_like(value, float("nan"))
+        value = ops.where(ops.isnan(ops.stop_gradient(flat)).any(), nan, value)
+        return _evenly_distributed(flat, value)
     return value
 
 
