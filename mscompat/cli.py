@@ -114,8 +114,14 @@ def _bench(args: argparse.Namespace) -> int:
     if not entries:
         print(f"no benchmarked op matches {args.op}", file=sys.stderr)
         return 2
+    from mscompat.testing.runner import skip_reason
+
     results = []
     for info in entries:
+        reason = skip_reason(info)
+        if reason:
+            print(f"skipped {reason}", file=sys.stderr)
+            continue
         if not args.quiet:
             print(f"benchmarking {info.full_name} ...", file=sys.stderr, flush=True)
         results.extend(bench_op(info, repeat=args.repeat))

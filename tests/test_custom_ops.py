@@ -221,3 +221,14 @@ def test_graph_mode_only_parses_the_called_ops_implementations():
 
     expected = py_sigmoid_focal_loss(torch.zeros(2, 3), torch.zeros(2, 3)).item()
     assert abs(float(ms.jit(loss)(x, x).asnumpy()) - expected) < 1e-6
+
+
+def test_one_backend_can_have_per_device_implementations():
+    register("demo.per_device", "native", devices=("CPU",), note="ops kernel")(abs)
+    register("demo.per_device", "native", devices=("Ascend",), note="mint kernel")(abs)
+    register("demo.per_device", "composite")(abs)
+    assert which("demo.per_device").backend == "native"
+    assert which("demo.per_device", device="Ascend").backend == "native"
+    assert len(implementations("demo.per_device")["native"]) == 2
+    with pytest.raises(ValueError, match="already has a 'native' implementation for"):
+        register("demo.per_device", "native", devices=("CPU",))(abs)

@@ -83,7 +83,8 @@ class Choice:
     forced: bool
 
 
-_REGISTRY: Dict[str, Dict[str, Implementation]] = {}
+# op -> backend -> implementations, each for its own devices (no device in two of them).
+_REGISTRY: Dict[str, Dict[str, List[Implementation]]] = {}
 _ORDER: Dict[str, Tuple[str, ...]] = {}
 _PROBES: Dict[Tuple[str, str, str], Tuple[bool, str]] = {}
 _PROBE_LOCK = threading.Lock()
@@ -98,7 +99,11 @@ def register(
     probe: Optional[Callable[[], Any]] = None,
     note: str = "",
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Decorator registering ``fn`` as the ``backend`` implementation of ``op``.
+    """Decorator registering ``fn`` as the ``backend`` implementation of ``op`` on ``devices``.
+
+    One op may have several implementations of one backend for different devices (e.g. a
+    ``native`` one through ``mint.sort`` for Ascend and another through ``ops.topk`` for CPU);
+    registering a device twice for the same (op, backend) is an error.
 
     Args:
         op: the op's public name, e.g. ``"losses.sigmoid_focal_loss"``.
@@ -122,14 +127,20 @@ def register(
         raise ValueError(f"devices must be among {DEVICES}, but got {bad}")
 
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
-        _REGISTRY.setdefault(op, {})[backend] = Implementation(
-            op, backend, fn, tuple(devices), probe, note
-        )
+        impls = _REGISTRY.setdefault(op, {}).setdefault(backend, [])
+        taken = [d for i in impls for d in i.devices if d in devices]
+        if taken:
+            raise ValueError(
+                f"op {op!r} already has a {backend!r} implementation for {taken}; "
+                "register each device once"
+            )
+        impls.append(Implementation(op, backend, fn, tuple(devices), probe, note))
         table = getattr(_tables, _table_attr(op), None)
         if table is None:
             table = {}
             setattr(_tables, _table_attr(op), table)
-        table[backend] = fn
+        for device in devices:
+            table[f"{backend}:{device}"] = fn
         return fn
 
     return deco
@@ -148,13 +159,20 @@ def registered_ops() -> List[str]:
     return sorted(_REGISTRY)
 
 
-def implementations(op: str) -> Dict[str, Implementation]:
-    """The implementations registered for ``op``, by backend."""
+def implementations(op: str) -> Dict[str, Tuple[Implementation, ...]]:
+    """The implementations registered for ``op``: backend -> one per device group."""
     if op not in _REGISTRY:
         raise BackendNotAvailableError(
             f"no implementation registered for op {op!r}; known ops: {registered_ops()}"
         )
-    return dict(_REGISTRY[op])
+    return {backend: tuple(impls) for backend, impls in _REGISTRY[op].items()}
+
+
+def _impl_for(op: str, backend: str, device: str) -> Optional[Implementation]:
+    for impl in _REGISTRY.get(op, {}).get(backend, ()):
+        if device in impl.devices:
+            return impl
+    return None
 
 
 def current_device() -> str:
@@ -173,11 +191,12 @@ def device_target() -> str:
 def available(op: str, backend: str, device: Optional[str] = None) -> Tuple[bool, str]:
     """Whether ``backend`` can run ``op`` on ``device`` (default: current), and why (not)."""
     device = device or current_device()
-    impl = _REGISTRY.get(op, {}).get(backend)
+    impl = _impl_for(op, backend, device)
     if impl is None:
+        others = [d for i in _REGISTRY.get(op, {}).get(backend, ()) for d in i.devices]
+        if others:
+            return False, f"{backend} is registered for {'/'.join(others)}, not {device}"
         return False, f"no {backend} implementation registered"
-    if device not in impl.devices:
-        return False, f"{backend} is registered for {'/'.join(impl.devices)}, not {device}"
     if impl.probe is None:
         return True, impl.note or f"{backend} implementation"
     key = (op, backend, device)
@@ -270,7 +289,8 @@ def _table_attr(op: str) -> str:
 def _chosen(op: str) -> str:
     # A MindSpore constexpr: under ms.jit it runs in Python at compile time (MindSpore would
     # otherwise parse the registry into the graph); in PyNative it is a plain call.
-    return which(op).backend
+    choice = which(op)
+    return f"{choice.backend}:{choice.device}"
 
 
 def dispatch(op: str) -> Callable[..., Any]:

@@ -186,7 +186,9 @@ def mscompat_entries(backend: str) -> Dict[str, List[MscompatEntry]]:
         if info.dispatch_op and registry is not None:
             try:
                 impls = registry.implementations(info.dispatch_op)
-                backends = tuple(b for b, impl in impls.items() if backend in impl.devices)
+                backends = tuple(
+                    b for b, group in impls.items() if any(backend in i.devices for i in group)
+                )
             except Exception:  # noqa: BLE001
                 backends = ()
         entry = MscompatEntry(info.name, info.import_line, info.dispatch_op, backends)
