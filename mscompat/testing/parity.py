@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
+import mindspore as ms
 import numpy as np
 
 from mscompat.testing.tolerances import Tolerance, default_tolerance
@@ -152,17 +153,20 @@ def _ms_to_numpy(t: Any) -> np.ndarray:
     return np.asarray(t.asnumpy())
 
 
+def _weighted_sum(outs: Sequence[Any], cotangents: Sequence[Any]) -> Any:
+    """``sum_i sum(out_i * ct_i)`` over the outputs that have a cotangent, in float64."""
+    total = ms.Tensor(0.0, ms.float64)
+    for out, ct in zip(outs, cotangents):
+        if ct is not None:
+            total = total + (out.astype(ct.dtype) * ct).sum().astype(ms.float64)
+    return total
+
+
 def _scalarized(fn: Callable[..., Any], cotangents: Sequence[Any]) -> Callable[..., Any]:
-    """``sum_i sum(out_i * ct_i)`` over the floating outputs (None cotangents are skipped)."""
-    import mindspore as ms
+    """``fn`` followed by :func:`_weighted_sum` (None cotangents are skipped)."""
 
     def scalar(*args: Any, **kwargs: Any) -> Any:
-        outs = _as_tuple(fn(*args, **kwargs))
-        total = ms.Tensor(0.0, ms.float64)
-        for out, ct in zip(outs, cotangents):
-            if ct is not None:
-                total = total + (out.astype(ct.dtype) * ct).sum().astype(ms.float64)
-        return total
+        return _weighted_sum(_as_tuple(fn(*args, **kwargs)), cotangents)
 
     return scalar
 
@@ -195,25 +199,32 @@ def run_mindspore(
     def call(*a: Any) -> Any:
         return fn(*a, **ms_kwargs)
 
-    runner = ms.jit(call) if mode == "graph" else call
-    outs = [_ms_to_numpy(o) for o in _as_tuple(runner(*ms_args))]
-    grads: List[np.ndarray] = []
-    if grad_argnums:
-        if cotangents is None:
-            raise ValueError("cotangents are needed to take gradients")
-        cts: List[Any] = []
-        for ct in cotangents:
-            if ct is None or ct.size == 0:
-                cts.append(None)
-            else:
-                wide = np.float64 if ct.dtype == np.float64 else np.float32
-                cts.append(ms.Tensor(ct.astype(wide)))
-        grad_fn = ms.grad(_scalarized(call, cts), grad_position=tuple(grad_argnums))
-        if mode == "graph":
-            grad_fn = ms.jit(grad_fn)
-        got = grad_fn(*ms_args)
-        got = got if isinstance(got, tuple) else (got,)
-        grads = [_ms_to_numpy(g) for g in got]
+    if not grad_argnums:
+        runner = ms.jit(call) if mode == "graph" else call
+        return [_ms_to_numpy(o) for o in _as_tuple(runner(*ms_args))], []
+    if cotangents is None:
+        raise ValueError("cotangents are needed to take gradients")
+    cts: List[Any] = []
+    for ct in cotangents:
+        if ct is None or ct.size == 0:
+            cts.append(None)
+        else:
+            wide = np.float64 if ct.dtype == np.float64 else np.float32
+            cts.append(ms.Tensor(ct.astype(wide)))
+
+    def loss_and_outputs(*a: Any) -> Any:
+        # The outputs ride along as auxiliary values: one run (and one graph compilation)
+        # gives both the forward results and the gradients.
+        outs_ = _as_tuple(call(*a))
+        return (_weighted_sum(outs_, cts), *outs_)
+
+    grad_fn = ms.value_and_grad(loss_and_outputs, grad_position=tuple(grad_argnums), has_aux=True)
+    if mode == "graph":
+        grad_fn = ms.jit(grad_fn)
+    values, got = grad_fn(*ms_args)
+    got = got if isinstance(got, tuple) else (got,)
+    outs = [_ms_to_numpy(o) for o in values[1:]]
+    grads = [_ms_to_numpy(g) for g in got]
     return outs, grads
 
 

@@ -41,6 +41,12 @@ def skip_reason(info: OpInfo) -> Optional[str]:
     return None if ok else f"{info.full_name}: backend {info.backend!r} unavailable here: {why}"
 
 
+def parity_in_variants(info: OpInfo) -> bool:
+    """A dispatched entry runs parity through its per-backend variants (one of which is what
+    the entry itself would run), and its error inputs once, on itself."""
+    return bool(info.dispatch_op) and not info.backend
+
+
 def backend_context(info: OpInfo) -> contextlib.AbstractContextManager:
     """Force the entry's backend (a no-op for entries that are not backend variants)."""
     if not info.backend:
