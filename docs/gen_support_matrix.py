@@ -33,11 +33,17 @@ def write_support_matrix(path: str) -> None:
         )
     lines = ["Ops and checks", "--------------", ""]
     lines += _table(rows)
-    lines += ["", "Backends on CPU (where these docs were built)",
-              "---------------------------------------------", ""]
+    lines += [
+        "",
+        "Backends on CPU (where these docs were built)",
+        "---------------------------------------------",
+        "",
+    ]
     impl = [("op", "backend", "available", "chosen", "why")]
-    impl += [(f"``{o}``", b, a, "yes" if c else "", w.replace("`", "'")) for o, b, a, c, w in
-             ops_table("CPU")]
+    impl += [
+        (f"``{o}``", b, a, "yes" if c else "", w.replace("`", "'"))
+        for o, b, a, c, w in ops_table("CPU")
+    ]
     lines += _table(impl)
     with open(path, "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")

@@ -310,7 +310,15 @@ OPS: List[OpInfo] = [
         ref=_ref("argsort"),
         mirrors="torch.argsort",
         torch_apis=("torch.argsort", "torch.Tensor.argsort"),
-        sample_inputs=_pruned(argsort_samples, {"float64": ("nan inf",), "int64": ("ties desc",)}),
+        sample_inputs=_pruned(
+            argsort_samples,
+            {
+                "float16": ("ties desc",),
+                "float64": ("nan inf",),
+                "int32": ("defaults",),
+                "int64": ("ties desc",),
+            },
+        ),
         error_inputs=sort_errors,
         dtypes=DTYPES,
         grad_argnums=(),
@@ -323,7 +331,15 @@ OPS: List[OpInfo] = [
         ref=_ref("msort"),
         mirrors="torch.msort",
         torch_apis=("torch.msort", "torch.Tensor.msort"),
-        sample_inputs=_pruned(msort_samples, {"float16": ("nan inf",), "int32": ("3-D ties",)}),
+        sample_inputs=_pruned(
+            msort_samples,
+            {
+                "float16": ("nan inf",),
+                "float64": ("2-D",),
+                "int32": ("3-D ties",),
+                "int64": ("2-D",),
+            },
+        ),
         error_inputs=msort_errors,
         dtypes=DTYPES,
         bench_input=_bench(),
