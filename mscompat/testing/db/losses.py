@@ -6,7 +6,12 @@ from typing import Any, Callable, Iterator, List
 
 import numpy as np
 
-from mscompat.losses import SigmoidFocalLoss, sigmoid_focal_loss, weight_reduce_loss
+from mscompat.losses import (
+    SigmoidFocalLoss,
+    reduce_loss,
+    sigmoid_focal_loss,
+    weight_reduce_loss,
+)
 from mscompat.testing.opinfo import ErrorInput, OpInfo, SampleInput
 
 
@@ -209,6 +214,22 @@ def weight_reduce_errors() -> Iterator[ErrorInput]:
     )
 
 
+def reduce_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    loss = rng.uniform(size=(5, 3)).astype(dtype)
+    for red in ("none", "mean", "sum"):
+        yield SampleInput((loss, red), name=red)
+    yield SampleInput((rng.uniform(size=(7,)).astype(dtype), "mean"), name="1-D mean")
+    yield SampleInput((np.array(2.5, dtype), "sum"), name="0-d")
+    for red in ("mean", "sum"):
+        yield SampleInput((np.zeros((0, 3), dtype), red), name=f"empty {red}")
+
+
+def reduce_errors() -> Iterator[ErrorInput]:
+    loss = np.ones((4, 3), np.float32)
+    yield ErrorInput(SampleInput((loss, "elementwise_mean")), ValueError, r"reduction must be")
+    yield ErrorInput(SampleInput((loss.tolist(), "mean")), TypeError, r"loss must be a")
+
+
 OPS: List[OpInfo] = [
     OpInfo(
         name="losses.sigmoid_focal_loss",
@@ -233,6 +254,15 @@ OPS: List[OpInfo] = [
         sample_inputs=focal_cell_samples,
         error_inputs=focal_cell_errors,
         is_cell=True,
+    ),
+    OpInfo(
+        name="losses.reduce_loss",
+        op=reduce_loss,
+        ref=_ref("reduce_loss"),
+        mirrors="mmdet.models.losses.utils.reduce_loss",
+        torch_apis=("mmdet.models.losses.utils.reduce_loss",),
+        sample_inputs=reduce_samples,
+        error_inputs=reduce_errors,
     ),
     OpInfo(
         name="losses.weight_reduce_loss",
