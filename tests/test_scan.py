@@ -213,6 +213,56 @@ def test_missing_and_unknown():
     assert r.uses[0].verdict.verdict == "unmeasured"
 
 
+# scripted probe cases: containers, parameters, autograd contexts, initialisers, optimizers
+SCRIPTED = [
+    ("from torch import nn\nnn.Sequential(nn.ReLU())", "torch.nn.Sequential"),
+    ("from torch import nn\nnn.ModuleList([nn.ReLU()])", "torch.nn.ModuleList"),
+    ("from torch import nn\nnn.ModuleDict({'a': nn.ReLU()})", "torch.nn.ModuleDict"),
+    ("import torch\nw = torch.nn.Parameter(x)", "torch.nn.Parameter"),
+    ("import torch\nwith torch.no_grad():\n    y = f(x)", "torch.no_grad"),
+    ("import torch\ntorch.tensor([1.0, 2.0])", "torch.tensor"),
+    ("import torch\ntorch.from_numpy(a)", "torch.from_numpy"),
+    ("import torch\ntorch.nn.init.constant_(w, 0.0)", "torch.nn.init.constant_"),
+    ("import torch\ntorch.nn.init.kaiming_normal_(w)", "torch.nn.init.kaiming_normal_"),
+    ("import torch\ntorch.optim.SGD(params, lr=0.1)", "torch.optim.SGD"),
+    ("import torch\ntorch.optim.AdamW(params, lr=0.1)", "torch.optim.AdamW"),
+]
+
+
+@pytest.mark.parametrize("src, api", SCRIPTED)
+def test_scripted_cases_are_measured(src, api):
+    assert api in KNOWLEDGE.apis, f"{api}: no probe case in the data file"
+    rec = _status(api)
+    v = [u.verdict for u in scan_source_text(src).uses if u.api == api][0]
+    assert v.verdict == _expected(api), (api, v)
+    assert v.counterpart, v
+    if v.verdict == "native":
+        want = rec["counterpart"]
+        assert v.counterpart == (want if want.startswith("mindspore") else "mindspore." + want)
+    else:  # a difference says what it is
+        assert rec["note"] and rec["note"] in v.note, v
+
+
+def test_scripted_case_outcomes():
+    # where the probe measured a counterpart working, it is the named MindSpore class
+    for api, name in [
+        ("torch.nn.Sequential", "nn.SequentialCell"),
+        ("torch.nn.ModuleList", "nn.CellList"),
+        ("torch.nn.ModuleDict", "nn.CellDict"),
+    ]:
+        rec = _status(api)
+        assert rec["status"] != "OK" or rec["counterpart"] == name, rec
+    # no_grad has no counterpart context: never "native"; what is said names stop_gradient
+    rec = _status("torch.no_grad")
+    assert rec["status"] != "OK" and "stop_gradient" in rec["note"], rec
+    # optimizers are stepped with the gradients: a working one is named with the call
+    for api in ("torch.optim.SGD", "torch.optim.Adam", "torch.optim.AdamW"):
+        rec = _status(api)
+        assert rec["status"] != "OK" or rec["counterpart"].startswith("mint.optim."), rec
+        # measured eagerly only, and a working call says so
+        assert "works as" not in rec["note"] or "jit stage not run" in rec["note"], rec
+
+
 def test_unmeasured_backend_says_so():
     result = scan(EXAMPLE, backend="GPU")
     assert not result.backend_measured
