@@ -14,15 +14,20 @@ from __future__ import annotations
 from typing import Any
 
 import mindspore as ms
+import numpy as np
 from mindspore import Tensor
 
 __all__ = [
     "REDUCTIONS",
+    "check_bool",
+    "check_int",
     "check_float_tensor",
     "check_reduction",
     "check_same_shape",
     "check_tensor",
     "is_float_dtype",
+    "is_int",
+    "wrap_dim",
 ]
 
 REDUCTIONS = ("none", "mean", "sum")
@@ -65,3 +70,32 @@ def check_reduction(reduction: Any, name: str = "reduction") -> None:
     """Raise ``ValueError`` unless ``reduction`` is ``'none'``, ``'mean'`` or ``'sum'``."""
     if reduction not in REDUCTIONS:
         raise ValueError(f"{name} must be one of 'none', 'mean', 'sum', but got {reduction!r}")
+
+
+def is_int(value: Any) -> bool:
+    """Whether ``value`` is a Python or NumPy integer (``bool`` is not)."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def check_int(value: Any, name: str) -> int:
+    """Return ``value`` as an int; raise ``TypeError`` unless it is an integer (not a bool)."""
+    if not is_int(value):
+        raise TypeError(f"{name} must be an int, but got {type(value).__name__} ({value!r})")
+    return int(value)
+
+
+def check_bool(value: Any, name: str) -> bool:
+    """Return ``value``; raise ``TypeError`` unless it is a bool."""
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be a bool, but got {type(value).__name__} ({value!r})")
+    return value
+
+
+def wrap_dim(dim: Any, n: int, ndim: int, name: str = "dim") -> int:
+    """``dim`` wrapped into ``[0, n)`` (``n`` valid positions of a ``ndim``-D input)."""
+    dim = check_int(dim, name)
+    if not -n <= dim < n:
+        raise ValueError(
+            f"{name} must be in the range [{-n}, {n - 1}] for a {ndim}-D input, but got {dim}"
+        )
+    return dim % n

@@ -21,25 +21,21 @@ import mindspore as ms
 import numpy as np
 from mindspore import Tensor, ops
 
-from mscompat._checks import check_tensor, is_float_dtype
+from mscompat._checks import check_tensor, is_float_dtype, is_int
 
 __all__: List[str] = []
 
 _DIM_NAMES = {1: "1d", 2: "2d", 3: "3d"}
 
 
-def _is_int(v: Any) -> bool:
-    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
-
-
 def ntuple(value: Any, n: int, name: str, fn: str) -> Tuple[int, ...]:
     """``value`` (an int or a sequence of ``n`` ints) as a tuple of ``n`` ints."""
-    if _is_int(value):
+    if is_int(value):
         return (int(value),) * n
     if isinstance(value, (tuple, list)):
-        if len(value) == 1 and _is_int(value[0]):
+        if len(value) == 1 and is_int(value[0]):
             return (int(value[0]),) * n
-        if len(value) == n and all(_is_int(v) for v in value):
+        if len(value) == n and all(is_int(v) for v in value):
             return tuple(int(v) for v in value)
     raise TypeError(f"{fn}(): {name} must be an int or a tuple of {n} ints, but got {value!r}")
 
@@ -75,7 +71,7 @@ def adaptive_output_size(output_size: Any, spatial: Sequence[int], fn: str) -> T
             f"{fn}(): output_size must be an int or a tuple of {n} ints or None, "
             f"but got {output_size!r}"
         )
-    if _is_int(output_size):
+    if is_int(output_size):
         sizes: Tuple[Any, ...] = (output_size,) * n
     elif isinstance(output_size, (tuple, list)):
         sizes = tuple(output_size)
@@ -90,7 +86,7 @@ def adaptive_output_size(output_size: Any, spatial: Sequence[int], fn: str) -> T
     for s, size in zip(sizes, spatial):
         if s is None:
             out.append(int(size))
-        elif not _is_int(s):
+        elif not is_int(s):
             raise TypeError(
                 f"{fn}(): output_size must be an int or a tuple of {n} ints or None, "
                 f"but got {output_size!r}"

@@ -17,7 +17,7 @@ import mindspore as ms
 import numpy as np
 from mindspore import Tensor, nn, ops
 
-from mscompat._checks import check_tensor
+from mscompat._checks import check_tensor, is_int
 from mscompat.custom_ops.registry import dispatch, register
 
 __all__ = ["Fold", "Unfold", "fold", "unfold"]
@@ -25,17 +25,13 @@ __all__ = ["Fold", "Unfold", "fold", "unfold"]
 IntOrPair = Union[int, Tuple[int, int], Sequence[int]]
 
 
-def _is_int(v: Any) -> bool:
-    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
-
-
 def _pair(value: Any, name: str, fn: str) -> Tuple[int, int]:
-    if _is_int(value):
+    if is_int(value):
         return (int(value), int(value))
     if isinstance(value, (tuple, list)):
-        if len(value) == 2 and all(_is_int(v) for v in value):
+        if len(value) == 2 and all(is_int(v) for v in value):
             return (int(value[0]), int(value[1]))
-        if all(_is_int(v) for v in value):
+        if all(is_int(v) for v in value):
             raise ValueError(f"{fn}(): {name} must have 2 elements, but got {tuple(value)}")
     raise TypeError(f"{fn}(): {name} must be an int or a tuple of 2 ints, but got {value!r}")
 

@@ -23,8 +23,8 @@ import numpy as np
 from mindspore import Tensor, nn, ops
 from mindspore.ops import constexpr
 
-from mscompat._checks import check_float_tensor
-from mscompat.custom_ops.registry import register, which
+from mscompat._checks import check_float_tensor, is_int
+from mscompat.custom_ops.registry import dispatch, register
 
 __all__ = [
     "Upsample",
@@ -47,10 +47,6 @@ _AA_CUBIC_A = -0.5  # PyTorch's _upsample_bicubic2d_aa filter (as PIL)
 
 
 # ----------------------------------------------------------------------------- argument plan
-
-
-def _is_int(v: Any) -> bool:
-    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
 
 
 def _is_number(v: Any) -> bool:
@@ -129,10 +125,10 @@ def _plan(
                     f"size must have {dim} elements (one per spatial dim of an input of shape "
                     f"{tuple(shape)}), but got size={size!r}"
                 )
-            if not all(_is_int(s) for s in size):
+            if not all(is_int(s) for s in size):
                 raise TypeError(f"size must be an int or a tuple of ints, but got size={size!r}")
             out = tuple(int(s) for s in size)
-        elif _is_int(size):
+        elif is_int(size):
             out = (int(size),) * dim
         else:
             raise TypeError(f"size must be an int or a tuple of ints, but got size={size!r}")
@@ -566,16 +562,6 @@ def _interpolate_native(
     return _interpolate_composite(x, out_sizes, scales, mode, corners, antialias)
 
 
-@constexpr
-def _backend() -> str:
-    """The registry's choice for ``shape.interpolate`` (made in Python, also under ``ms.jit``).
-
-    Equivalent to ``dispatch("shape.interpolate")``, but the graph only refers to this module's
-    two implementations, not to the registry's table of every op's functions.
-    """
-    return which("shape.interpolate").backend
-
-
 # ----------------------------------------------------------------------------- public functions
 
 
@@ -670,9 +656,7 @@ def interpolate(
     )
     if input.size == 0:
         return ops.zeros(input.shape[:2] + out_sizes, input.dtype)
-    if _backend() == "native":
-        return _interpolate_native(input, out_sizes, scales, mode, corners, antialias)
-    return _interpolate_composite(input, out_sizes, scales, mode, corners, antialias)
+    return dispatch("shape.interpolate")(input, out_sizes, scales, mode, corners, antialias)
 
 
 def upsample(

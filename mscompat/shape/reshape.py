@@ -14,25 +14,9 @@ from typing import Any, Optional, Sequence, Tuple, Union
 import numpy as np
 from mindspore import Tensor, nn, ops
 
-from mscompat._checks import check_tensor
+from mscompat._checks import check_int, check_tensor, wrap_dim
 
 __all__ = ["Flatten", "Unflatten", "flatten", "squeeze", "unflatten", "unsqueeze"]
-
-
-def _check_int(value: Any, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, but got {type(value).__name__} ({value!r})")
-    return int(value)
-
-
-def _wrap(dim: Any, n: int, ndim: int, name: str) -> int:
-    """``dim`` wrapped into ``[0, n)``; ``n`` is the number of valid positions."""
-    dim = _check_int(dim, name)
-    if not -n <= dim < n:
-        raise ValueError(
-            f"{name} must be in the range [{-n}, {n - 1}] for a {ndim}-D input, but got {dim}"
-        )
-    return dim % n
 
 
 def _reshape(x: Tensor, shape: Tuple[int, ...]) -> Tensor:
@@ -66,7 +50,7 @@ def squeeze(input: Tensor, dim: Optional[Union[int, Sequence[int]]] = None) -> T
     else:
         listed = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
         n = max(x.ndim, 1)
-        dims = tuple(_wrap(d, n, x.ndim, "dim") for d in listed)
+        dims = tuple(wrap_dim(d, n, x.ndim, "dim") for d in listed)
         if len(set(dims)) != len(dims):
             raise ValueError(f"dim must not repeat a dim, but got {dim!r}")
     new = tuple(s for i, s in enumerate(shape) if not (i in dims and s == 1))
@@ -91,7 +75,7 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
         ((1, 2, 3), (2, 3, 1))
     """
     x = check_tensor(input, "input")
-    d = _wrap(dim, x.ndim + 1, x.ndim, "dim")
+    d = wrap_dim(dim, x.ndim + 1, x.ndim, "dim")
     return _reshape(x, x.shape[:d] + (1,) + x.shape[d:])
 
 
@@ -118,8 +102,8 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """
     x = check_tensor(input, "input")
     n = max(x.ndim, 1)
-    start = _wrap(start_dim, n, x.ndim, "start_dim")
-    end = _wrap(end_dim, n, x.ndim, "end_dim")
+    start = wrap_dim(start_dim, n, x.ndim, "start_dim")
+    end = wrap_dim(end_dim, n, x.ndim, "end_dim")
     if start > end:
         raise ValueError(
             f"start_dim cannot come after end_dim, but got start_dim={start_dim} and "
@@ -139,7 +123,7 @@ def _check_sizes(sizes: Any, name: str) -> Tuple[int, ...]:
         )
     if len(sizes) == 0:
         raise ValueError(f"{name} must be non-empty, but got {sizes!r}")
-    out = tuple(_check_int(s, name) for s in sizes)
+    out = tuple(check_int(s, name) for s in sizes)
     if sum(1 for s in out if s == -1) > 1:
         raise ValueError(f"{name} can contain at most one -1, but got {sizes!r}")
     bad = [s for s in out if s < -1]
@@ -154,7 +138,7 @@ def _unflatten_shape(
     ndim = len(shape)
     if ndim == 0:
         raise ValueError("input must have at least one dim to unflatten, but got a 0-d tensor")
-    d = _wrap(dim, ndim, ndim, "dim")
+    d = wrap_dim(dim, ndim, ndim, "dim")
     wanted = _check_sizes(sizes, name)
     known = int(np.prod([s for s in wanted if s != -1], dtype=np.int64))
     if -1 in wanted:
@@ -213,8 +197,8 @@ class Flatten(nn.Cell):
 
     def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
         super().__init__()
-        self.start_dim = _check_int(start_dim, "start_dim")
-        self.end_dim = _check_int(end_dim, "end_dim")
+        self.start_dim = check_int(start_dim, "start_dim")
+        self.end_dim = check_int(end_dim, "end_dim")
 
     def construct(self, input: Tensor) -> Tensor:
         return flatten(input, self.start_dim, self.end_dim)
@@ -241,7 +225,7 @@ class Unflatten(nn.Cell):
 
     def __init__(self, dim: int, unflattened_size: Sequence[int]) -> None:
         super().__init__()
-        self.dim = _check_int(dim, "dim")
+        self.dim = check_int(dim, "dim")
         self.unflattened_size = _check_sizes(unflattened_size, "unflattened_size")
 
     def construct(self, input: Tensor) -> Tensor:

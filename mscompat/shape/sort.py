@@ -27,7 +27,7 @@ import mindspore as ms
 import numpy as np
 from mindspore import Tensor, ops
 
-from mscompat._checks import check_tensor
+from mscompat._checks import check_bool, check_int, check_tensor, wrap_dim
 from mscompat.custom_ops.registry import dispatch, register
 
 __all__ = ["argsort", "kthvalue", "median", "mode", "msort", "sort", "topk"]
@@ -55,31 +55,13 @@ def _check_input(input: Any, name: str = "input") -> Tensor:
     return x
 
 
-def _check_bool(value: Any, name: str) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError(f"{name} must be a bool, but got {type(value).__name__} ({value!r})")
-    return value
-
-
-def _check_int(value: Any, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, but got {type(value).__name__} ({value!r})")
-    return int(value)
-
-
 def _wrap_dim(dim: Any, ndim: int, name: str = "dim") -> int:
     """``dim`` in ``[0, max(ndim, 1))``; a 0-d tensor accepts ``dim`` in ``{-1, 0}`` (PyTorch)."""
-    dim = _check_int(dim, name)
-    n = max(ndim, 1)
-    if not -n <= dim < n:
-        raise ValueError(
-            f"{name} must be in the range [{-n}, {n - 1}] for a {ndim}-D input, but got {dim}"
-        )
-    return dim % n
+    return wrap_dim(dim, max(ndim, 1), ndim, name)
 
 
 def _check_k(k: Any, size: int, name: str = "k") -> int:
-    k = _check_int(k, name)
+    k = check_int(k, name)
     if not 0 <= k <= size:
         raise ValueError(f"{name} must be in the range [0, {size}] (the size of dim), but got {k}")
     return k
@@ -280,8 +262,8 @@ def sort(
     """
     x = _check_input(input)
     axis = _wrap_dim(dim, x.ndim)
-    _check_bool(descending, "descending")
-    _check_bool(stable, "stable")
+    check_bool(descending, "descending")
+    check_bool(stable, "stable")
     if x.ndim == 0 and axis == 0:  # uses axis: its check must run in graph mode too
         return _scalar_result(x)
     if x.size == 0:
@@ -374,8 +356,8 @@ def topk(
     axis = _wrap_dim(dim, x.ndim)
     size = x.shape[axis] if x.ndim else 1
     k = _check_k(k, size)
-    _check_bool(largest, "largest")
-    _check_bool(sorted, "sorted")
+    check_bool(largest, "largest")
+    check_bool(sorted, "sorted")
     if x.ndim == 0 and axis == 0 and k <= 1:  # uses axis: its check must run in graph mode too
         return _scalar_result(x)
     shape = x.shape[:axis] + (k,) + x.shape[axis + 1 :]
@@ -423,10 +405,10 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Tup
     x = _check_input(input)
     axis = _wrap_dim(dim, x.ndim)
     size = x.shape[axis] if x.ndim else 1
-    k = _check_int(k, "k")
+    k = check_int(k, "k")
     if not 1 <= k <= size:
         raise ValueError(f"k must be in the range [1, {size}] (the size of dim), but got {k}")
-    _check_bool(keepdim, "keepdim")
+    check_bool(keepdim, "keepdim")
     if x.ndim == 0 and axis == 0:  # uses axis: its check must run in graph mode too
         return _scalar_result(x)
     if x.size == 0:
@@ -495,7 +477,7 @@ def median(
         Tensor(shape=[2], dtype=Int64, value= [2, 0])
     """
     x = _check_input(input)
-    _check_bool(keepdim, "keepdim")
+    check_bool(keepdim, "keepdim")
     if dim is None:
         if keepdim:
             raise ValueError("keepdim=True needs dim; median(input) reduces all elements")
@@ -567,7 +549,7 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> Tuple[Tensor, T
     """
     x = _check_input(input)
     axis = _wrap_dim(dim, x.ndim)
-    _check_bool(keepdim, "keepdim")
+    check_bool(keepdim, "keepdim")
     if x.ndim == 0 and axis == 0:  # uses axis: its check must run in graph mode too
         return _scalar_result(x)
     n = x.shape[axis]

@@ -17,6 +17,7 @@ import numpy as np
 
 from mscompat.testing.opinfo import OpInfo, SampleInput
 from mscompat.testing.parity import _scalarized, _to_ms, make_cotangents, run_torch
+from mscompat.testing.runner import backend_context, grad_argnums_of
 
 __all__ = ["BenchResult", "bench_op", "format_results"]
 
@@ -54,8 +55,6 @@ def bench_op(info: OpInfo, repeat: int = 10, backward: bool = True) -> List[Benc
 
     A backend variant (``info.backend``) is timed with that backend forced.
     """
-    from mscompat.testing.runner import backend_context
-
     with backend_context(info):
         return _bench_op(info, repeat, backward)
 
@@ -97,13 +96,7 @@ def _bench_op(info: OpInfo, repeat: int, backward: bool) -> List[BenchResult]:
             _median_ms(lambda: sync(jitted(*ms_args)), repeat),
         )
     ]
-    argnums = [
-        i
-        for i in info.grad_argnums
-        if i < len(sample.args)
-        and isinstance(sample.args[i], np.ndarray)
-        and sample.args[i].dtype.kind == "f"
-    ]
+    argnums = list(grad_argnums_of(info, sample))
     if backward and argnums:
         outs, _ = run_torch(ref, sample.args, sample.kwargs)
         cts = make_cotangents(outs, np.random.default_rng(0))

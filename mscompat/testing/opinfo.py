@@ -10,7 +10,7 @@ every check for it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterable, Mapping, Optional, Sequence, Tuple, Type
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Tuple, Type
 
 import numpy as np
 
@@ -149,8 +149,3 @@ def _init_value(v: Any) -> Any:
 
         return ms.Tensor(v)
     return v
-
-
-def describe_tolerances(info: OpInfo) -> Dict[str, str]:
-    """``{"dtype/kind": reason}`` for the entry's overrides (docs and reports)."""
-    return {f"{o.dtype}/{o.kind}": o.reason for o in info.tolerance_overrides}

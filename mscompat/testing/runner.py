@@ -25,6 +25,7 @@ __all__ = [
     "CaseResult",
     "backend_context",
     "check_error_input",
+    "grad_argnums_of",
     "iter_cases",
     "run_case",
     "skip_reason",
@@ -127,7 +128,8 @@ class CaseResult:
         return bool(self.expected_grads)
 
 
-def _grad_argnums(info: OpInfo, sample: SampleInput) -> Tuple[int, ...]:
+def grad_argnums_of(info: OpInfo, sample: SampleInput) -> Tuple[int, ...]:
+    """The entry's ``grad_argnums`` that are floating NumPy arrays in ``sample``."""
     return tuple(
         i
         for i in info.grad_argnums
@@ -153,7 +155,7 @@ def run_case(
         return _CACHE[key]
     sample = info.samples(dtype, seed)[index]
     result = CaseResult(info, sample, dtype)
-    argnums = _grad_argnums(info, sample)
+    argnums = grad_argnums_of(info, sample)
     try:
         ref = info.torch_callable(sample)
         result.expected_out, _ = run_torch(ref, sample.args, sample.kwargs)
