@@ -3,20 +3,22 @@
 
 The migration guide replaces a full ``Sort`` by ``TopK``; on MindSpore 2.10 CPU ``mint.sort``,
 ``mint.argsort``, ``mint.topk``, ``mint.kthvalue`` and ``mint.median`` have no kernel. Every
-function here is built on two dispatched primitives (see :mod:`mscompat.custom_ops`):
+function here is built on dispatched primitives (see :mod:`mscompat.custom_ops`) that return
+int64 positions along one axis:
 
-* ``shape.sort``: the indices of a stable sort along one axis, NaN sorted as the largest value.
-  ``native``: ``ops.topk`` with ``k = n``, whose CPU kernel is stable and exact in float64
-  (checked by its probe on each device; ``ops.sort`` compares float64 in float32 precision), on
-  an order key in which NaN is larger than ``+inf``.
-  ``composite``: a sort of unique ``int64`` keys ``rank * n + position``, exact whatever the
-  tie order of the underlying kernel.
-* ``shape.topk``: the indices of the ``k`` largest (smallest) elements, in sorted order, ties by
-  position. ``native``: ``ops.topk`` on the order key (probed the same way); ``composite``: the
-  first ``k`` of ``shape.sort``.
+* ``shape.sort`` (argsort), ``shape.topk``, ``shape.kthvalue``, ``shape.median`` and
+  ``shape.mode``.
+* ``aot`` (CPU): C++ kernels (``custom_ops/cpu/sort_kernel.cc``) that run the algorithms of
+  PyTorch's CPU kernels (``std::sort``, ``std::partial_sort``/``std::nth_element``, quickselect)
+  on (value, position) pairs, so that even the positions PyTorch leaves "unspecified" among
+  equal elements are PyTorch's.
+* ``native``: ``ops.topk`` (stable, exact in float64; checked by its probe on each device) on an
+  order key in which NaN is larger than ``+inf``. ``composite``: a sort of unique ``int64`` keys
+  ``rank * n + position``. Both order equal elements by position (a stable sort): PyTorch's
+  result wherever its order is specified.
 
-Values are gathered from the input with the indices (``gather_elements``), so their gradient is
-PyTorch's: the incoming gradient scattered to the selected positions.
+Values are gathered from the input with the positions (``gather_elements``), so their gradient
+is PyTorch's: the incoming gradient scattered to the selected positions.
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ import numpy as np
 from mindspore import Tensor, ops
 
 from mscompat._checks import check_bool, check_int, check_tensor, wrap_dim
-from mscompat.custom_ops.registry import dispatch, register
+from mscompat.custom_ops import sort as _sort_kernels
+from mscompat.custom_ops.registry import device_target, dispatch, register
 
 __all__ = ["argsort", "kthvalue", "median", "mode", "msort", "sort", "topk"]
 
@@ -117,7 +120,7 @@ def _sort_probe() -> None:
     probe=_sort_probe,
     note="ops.topk(k=n) (stable, exact in float64) on the order key",
 )
-def _sort_native(x: Tensor, axis: int, descending: bool) -> Tensor:
+def _sort_native(x: Tensor, axis: int, descending: bool, stable: bool = True) -> Tensor:
     # ops.topk, not ops.sort: ops.sort on CPU compares float64 in float32 precision.
     key, nan_ties_inf = _order_key(x)
     idx = ops.topk(key, x.shape[axis], dim=axis, largest=descending, sorted=True)[1]
@@ -131,7 +134,7 @@ def _sort_native(x: Tensor, axis: int, descending: bool) -> Tensor:
 
 
 @register("shape.sort", "composite", note="sort of unique int64 keys rank * n + position")
-def _sort_composite(x: Tensor, axis: int, descending: bool) -> Tensor:
+def _sort_composite(x: Tensor, axis: int, descending: bool, stable: bool = True) -> Tensor:
     last = x.ndim - 1
     xl = x if axis == last else ops.swapaxes(x, axis, last)
     key, nan_ties_inf = _order_key(xl)
@@ -170,7 +173,7 @@ def _topk_probe() -> None:
     probe=_topk_probe,
     note="ops.topk (ties by position) on the order key",
 )
-def _topk_native(x: Tensor, k: int, axis: int, largest: bool) -> Tensor:
+def _topk_native(x: Tensor, k: int, axis: int, largest: bool, sorted: bool = True) -> Tensor:
     key, nan_ties_inf = _order_key(x)
     if nan_ties_inf:  # float64: NaN would tie with +inf in ops.topk
         return _narrow(_sort_native(x, axis, largest), axis, k)
@@ -178,8 +181,140 @@ def _topk_native(x: Tensor, k: int, axis: int, largest: bool) -> Tensor:
 
 
 @register("shape.topk", "composite", note="the first k of shape.sort")
-def _topk_composite(x: Tensor, k: int, axis: int, largest: bool) -> Tensor:
-    return _narrow(dispatch("shape.sort")(x, axis, largest), axis, k)
+def _topk_composite(x: Tensor, k: int, axis: int, largest: bool, sorted: bool = True) -> Tensor:
+    return _narrow(_sort_composite(x, axis, largest), axis, k)
+
+
+# ----------------------------------------------------------------------------- aot kernels
+
+
+def _kernel_input(x: Tensor, axis: int) -> Tensor:
+    """``x`` with ``axis`` last, in a dtype the kernels take (float16 -> float32, small integer
+    types -> int32: exact, and ordered as in PyTorch, which compares float16 as float)."""
+    last = x.ndim - 1
+    xl = x if axis == last else ops.swapaxes(x, axis, last)
+    if x.dtype == ms.float16:
+        return xl.astype(ms.float32)
+    if x.dtype == ms.int8 or x.dtype == ms.int16 or x.dtype == ms.uint8:
+        return xl.astype(ms.int32)
+    return xl
+
+
+def _from_last(idx: Tensor, axis: int) -> Tensor:
+    last = idx.ndim - 1
+    return idx if axis == last else ops.swapaxes(idx, axis, last)
+
+
+def _kernel(name: str) -> Any:
+    return _sort_kernels.KERNELS[device_target()][name]
+
+
+@register(
+    "shape.sort",
+    "aot",
+    devices=("CPU",),
+    probe=_sort_kernels.probe,
+    note="C++ std::sort/std::stable_sort on (value, position): PyTorch's CPU order of ties",
+)
+def _sort_aot(x: Tensor, axis: int, descending: bool, stable: bool = True) -> Tensor:
+    # PyTorch sorts a 1-D integer tensor of >= 32768 elements ascending with a (stable) radix
+    # sort (fbgemm); every other non-stable sort is std::sort.
+    radix = x.ndim == 1 and x.dtype in _INTS and not descending and x.shape[0] >= 32768
+    p = Tensor([int(descending), int(stable or radix)], ms.int64)
+    return _from_last(_kernel("SortIndices")(_kernel_input(x, axis), p), axis)
+
+
+@register(
+    "shape.topk",
+    "aot",
+    devices=("CPU",),
+    probe=_sort_kernels.probe,
+    note="C++ partial_sort/nth_element on (value, position), as PyTorch's CPU topk",
+)
+def _topk_aot(x: Tensor, k: int, axis: int, largest: bool, sorted: bool = True) -> Tensor:
+    p = Tensor([k, int(largest), int(sorted)], ms.int64)
+    full = _kernel("TopkIndices")(_kernel_input(x, axis), p)
+    return _from_last(_narrow(full, full.ndim - 1, k), axis)
+
+
+# kthvalue / median / mode primitives: positions with size 1 along ``axis`` (keepdims).
+
+
+@register(
+    "shape.kthvalue",
+    "aot",
+    devices=("CPU",),
+    probe=_sort_kernels.probe,
+    note="C++ median-of-three quickselect on (value, position), as PyTorch's CPU kthvalue",
+)
+def _kthvalue_aot(x: Tensor, k: int, axis: int) -> Tensor:
+    p = Tensor([k], ms.int64)
+    return _from_last(_kernel("KthIndices")(_kernel_input(x, axis), p), axis)
+
+
+@register("shape.kthvalue", "composite", note="position k-1 of a stable ascending sort")
+def _kthvalue_composite(x: Tensor, k: int, axis: int) -> Tensor:
+    return ops.narrow(_topk_composite(x, k, axis, False), axis, k - 1, 1)
+
+
+@register(
+    "shape.median",
+    "aot",
+    devices=("CPU",),
+    probe=_sort_kernels.probe,
+    note="C++ first NaN, else nth_element by (value, position), as PyTorch's CPU median",
+)
+def _median_aot(x: Tensor, axis: int) -> Tensor:
+    p = Tensor([0], ms.int64)
+    return _from_last(_kernel("MedianIndices")(_kernel_input(x, axis), p), axis)
+
+
+@register(
+    "shape.median",
+    "composite",
+    note="first NaN, else position (n-1)//2 of a stable ascending sort",
+)
+def _median_composite(x: Tensor, axis: int) -> Tensor:
+    n = x.shape[axis]
+    idx = _kthvalue_composite(x, (n - 1) // 2 + 1, axis)
+    if x.dtype in _FLOATS:
+        has_nan, first_nan = _first_nan(x, axis)
+        idx = ops.where(has_nan, first_nan, _int64(idx))
+    return idx
+
+
+@register(
+    "shape.mode",
+    "aot",
+    devices=("CPU",),
+    probe=_sort_kernels.probe,
+    note="C++ std::sort by value, then the first longest run, as PyTorch's CPU mode",
+)
+def _mode_aot(x: Tensor, axis: int) -> Tensor:
+    p = Tensor([0], ms.int64)
+    return _from_last(_kernel("ModeIndices")(_kernel_input(x, axis), p), axis)
+
+
+@register(
+    "shape.mode",
+    "composite",
+    note="stable sort; the smallest most frequent value, at its last occurrence",
+)
+def _mode_composite(x: Tensor, axis: int) -> Tensor:
+    n = x.shape[axis]
+    last = x.ndim - 1
+    xl = x if axis == last else ops.swapaxes(x, axis, last)
+    order = _sort_composite(xl, last, False)
+    key = ops.gather_elements(_order_key(xl)[0], last, order)
+    left = ops.searchsorted(key, key)
+    right = ops.searchsorted(key, key, right=True)
+    count = right - left
+    most = count.max(axis=-1, keepdims=True)
+    # The first run with the highest count (the smallest value); its last element is the last
+    # occurrence, since the sort is stable.
+    end = ops.where(count == most, right - 1, ops.full_like(right, n)).min(axis=-1, keepdims=True)
+    idx = ops.gather_elements(order, last, end.astype(order.dtype))
+    return idx if axis == last else ops.swapaxes(idx, axis, last)
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -232,19 +367,22 @@ def sort(
 ) -> Tuple[Tensor, Tensor]:
     """Sort the elements of ``input`` along ``dim``, as :func:`torch.sort`.
 
-    NaN is sorted as the largest value (last, or first when ``descending``). Equal elements keep
-    their original order (a stable sort), for ``stable=False`` too.
+    NaN is sorted as the largest value (last, or first when ``descending``). With
+    ``stable=True`` equal elements keep their original order.
 
     .. note::
-        For ``stable=False`` PyTorch's CPU kernel (``std::sort``) keeps the original order of
-        equal elements only along dims of at most 16 elements; along longer dims its order of
-        ties is unspecified and differs from ours (the values are the same).
+        With ``stable=False`` PyTorch leaves the order of equal elements unspecified; its CPU
+        kernel runs ``std::sort`` (a stable radix sort for 1-D integer input of >= 32768
+        elements, ascending). The ``aot`` backend (CPU) runs the same algorithms and returns
+        PyTorch's indices; the ``composite``/``native`` backends (used where the kernel is not
+        built) return the stable order: along dims longer than 16 the indices of ties may then
+        differ from PyTorch CPU's (the values are the same).
 
     Args:
         input (Tensor[*]): float16/float32/float64 or integer tensor.
         dim (int): the dim to sort along; negative counts from the end.
         descending (bool): sort from largest to smallest.
-        stable (bool): keep the order of equal elements (always the case here).
+        stable (bool): keep the order of equal elements.
 
     Returns:
         tuple(Tensor[*], Tensor[*]): ``(values, indices)``; ``indices`` are int64 positions
@@ -268,21 +406,21 @@ def sort(
         return _scalar_result(x)
     if x.size == 0:
         return x, _zeros(x.shape, ms.int64)
-    idx = ops.stop_gradient(dispatch("shape.sort")(x, axis, descending))
+    idx = ops.stop_gradient(dispatch("shape.sort")(x, axis, descending, stable))
     return ops.gather_elements(x, axis, idx), _int64(idx)
 
 
 def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
     """The int64 indices that sort ``input`` along ``dim``, as :func:`torch.argsort`.
 
-    ``argsort(input, ...)`` is ``sort(input, ...)[1]``; see :func:`sort` (NaN largest, equal
-    elements in their original order).
+    ``argsort(input, ...)`` is ``sort(input, ...)[1]``; see :func:`sort` (NaN largest; the order
+    of equal elements is PyTorch CPU's).
 
     Args:
         input (Tensor[*]): float or integer tensor.
         dim (int): the dim to sort along.
         descending (bool): sort from largest to smallest.
-        stable (bool): keep the order of equal elements (always the case here).
+        stable (bool): keep the order of equal elements.
 
     Returns:
         Tensor[*]: int64 indices, the shape of ``input``.
@@ -324,20 +462,21 @@ def topk(
 ) -> Tuple[Tensor, Tensor]:
     """The ``k`` largest (or smallest) elements of ``input`` along ``dim``, as :func:`torch.topk`.
 
-    NaN counts as the largest value. Equal elements are taken in their original order.
+    NaN counts as the largest value.
 
     .. note::
-        The result is always sorted; with ``sorted=False`` PyTorch leaves the order unspecified
-        (on CPU it is sorted when ``64 * k <= input.shape[dim]`` or ``k == 1``). Among equal
-        elements PyTorch's CPU kernel (``std::nth_element``/``std::partial_sort``) picks
-        positions in an unspecified order; we pick the first positions (the values agree).
+        PyTorch leaves the choice among equal elements, and the order with ``sorted=False``,
+        unspecified; its CPU kernel runs ``std::partial_sort`` (``64 * k <= n``) or
+        ``std::nth_element``. The ``aot`` backend (CPU) runs the same and returns PyTorch's
+        result; the ``composite``/``native`` backends always sort and take equal elements in
+        their original order.
 
     Args:
         input (Tensor[*]): float or integer tensor.
         k (int): how many elements, ``0 <= k <= input.shape[dim]``.
         dim (int): the dim to select along.
         largest (bool): the largest (True) or the smallest (False) elements.
-        sorted (bool): return them sorted (always the case here).
+        sorted (bool): return them sorted (``False``: PyTorch CPU's order, see the note).
 
     Returns:
         tuple(Tensor[*], Tensor[*]): ``(values, indices)`` with ``k`` elements along ``dim``;
@@ -363,14 +502,8 @@ def topk(
     shape = x.shape[:axis] + (k,) + x.shape[axis + 1 :]
     if k == 0 or x.size == 0:
         return _zeros(shape, x.dtype), _zeros(shape, ms.int64)
-    idx = ops.stop_gradient(dispatch("shape.topk")(x, k, axis, largest))
+    idx = ops.stop_gradient(dispatch("shape.topk")(x, k, axis, largest, sorted))
     return ops.gather_elements(x, axis, idx), _int64(idx)
-
-
-def _kth_indices(x: Tensor, k: int, axis: int) -> Tensor:
-    """Position of the ``k``-th smallest (1-based, NaN largest) along ``axis``, keepdims."""
-    smallest = dispatch("shape.topk")(x, k, axis, False)
-    return ops.narrow(smallest, axis, k - 1, 1)
 
 
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Tuple[Tensor, Tensor]:
@@ -379,8 +512,10 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Tup
     NaN counts as the largest value.
 
     .. note::
-        Among equal elements PyTorch's CPU quickselect returns an unspecified position; we
-        return the ``k``-th in a stable ascending sort (the value is the same).
+        Among equal elements PyTorch returns an unspecified position; its CPU kernel runs a
+        median-of-three quickselect. The ``aot`` backend (CPU) runs the same and returns
+        PyTorch's position; the ``composite`` backend returns the ``k``-th of a stable
+        ascending sort (the value is the same).
 
     Args:
         input (Tensor[*]): float or integer tensor.
@@ -414,7 +549,7 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Tup
     if x.size == 0:
         shape = _reduced_shape(x.shape, axis, keepdim)
         return _zeros(shape, x.dtype), _zeros(shape, ms.int64)
-    return _select(x, _kth_indices(x, k, axis), axis, keepdim)
+    return _select(x, dispatch("shape.kthvalue")(x, k, axis), axis, keepdim)
 
 
 def _evenly_distributed(x: Tensor, value: Tensor) -> Tensor:
@@ -452,9 +587,8 @@ def median(
       ``dim`` (the ``(n - 1) // 2``-th smallest, 0-based) and its int64 position; a slice with a
       NaN gives NaN at the position of its first NaN. The gradient goes to that position.
 
-    .. note::
-        Among equal elements PyTorch's CPU kernel returns an unspecified position; we return the
-        one that a stable ascending sort puts at the median (the value is the same).
+    Among equal elements the position is the one a stable ascending sort puts at the median
+    (PyTorch's CPU kernel breaks ties by position too).
 
     Args:
         input (Tensor[*]): float or integer tensor.
@@ -494,11 +628,7 @@ def median(
     if x.size == 0:
         shape = _reduced_shape(x.shape, axis, keepdim)
         return _zeros(shape, x.dtype), _zeros(shape, ms.int64)
-    idx = _kth_indices(x, (n - 1) // 2 + 1, axis)
-    if x.dtype in _FLOATS:
-        has_nan, first_nan = _first_nan(x, axis)
-        idx = ops.where(has_nan, first_nan, _int64(idx))
-    return _select(x, idx, axis, keepdim)
+    return _select(x, dispatch("shape.median")(x, axis), axis, keepdim)
 
 
 def _global_median(x: Tensor) -> Tensor:
@@ -508,7 +638,7 @@ def _global_median(x: Tensor) -> Tensor:
             raise ValueError(f"median() of an empty {x.dtype} tensor is undefined (no NaN)")
         return ops.full_like(ops.zeros((), x.dtype), float("nan"))
     flat = x.reshape((n,))
-    idx = ops.stop_gradient(_kth_indices(flat, (n - 1) // 2 + 1, 0))
+    idx = ops.stop_gradient(dispatch("shape.median")(flat, 0))
     value = ops.gather_elements(flat, 0, idx).reshape(())
     if x.dtype in _FLOATS:
         nan = ops.full_like(value, float("nan"))
@@ -520,14 +650,14 @@ def _global_median(x: Tensor) -> Tensor:
 def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> Tuple[Tensor, Tensor]:
     """The most frequent value of ``input`` along ``dim`` and its position, as :func:`torch.mode`.
 
-    Among equally frequent values the smallest is returned, with the position of its last
-    occurrence (PyTorch's CPU result for dims of at most 16 elements).
+    Among equally frequent values the smallest is returned.
 
     .. note::
-        Along dims of more than 16 elements PyTorch's CPU kernel returns the position of an
-        unspecified occurrence; we return the last one (the value is the same). With NaN in the
-        slice, PyTorch's result depends on where its ``std::sort`` leaves each NaN; we count
-        NaNs as equal values, sorted last.
+        PyTorch's CPU kernel sorts (value, position) pairs by value (``std::sort``), returns the
+        position of the last element of the first longest run: along dims of more than 16
+        elements that is an unspecified occurrence, and each NaN is a run of its own. The
+        ``aot`` backend (CPU) runs the same and returns PyTorch's result; the ``composite``
+        backend returns the last occurrence and counts NaNs as equal values, sorted last.
 
     Args:
         input (Tensor[*]): float or integer tensor.
@@ -561,18 +691,4 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> Tuple[Tensor, T
     if x.size == 0:
         shape = _reduced_shape(x.shape, axis, keepdim)
         return _zeros(shape, x.dtype), _zeros(shape, ms.int64)
-    last = x.ndim - 1
-    xl = x if axis == last else ops.swapaxes(x, axis, last)
-    order = dispatch("shape.sort")(xl, last, False)
-    key = ops.gather_elements(_order_key(xl)[0], last, order)
-    left = ops.searchsorted(key, key)
-    right = ops.searchsorted(key, key, right=True)
-    count = right - left
-    most = count.max(axis=-1, keepdims=True)
-    # The first run with the highest count (the smallest value); its last element is the last
-    # occurrence, since the sort is stable.
-    end = ops.where(count == most, right - 1, ops.full_like(right, n)).min(axis=-1, keepdims=True)
-    idx = ops.gather_elements(order, last, end.astype(order.dtype))
-    if axis != last:
-        idx = ops.swapaxes(idx, axis, last)
-    return _select(x, idx, axis, keepdim)
+    return _select(x, dispatch("shape.mode")(x, axis), axis, keepdim)

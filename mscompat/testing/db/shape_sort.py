@@ -383,7 +383,7 @@ OPS: List[OpInfo] = [
         error_inputs=kthvalue_errors,
         dtypes=DTYPES,
         bench_input=_bench(500),
-        dispatch_op="shape.topk",
+        dispatch_op="shape.kthvalue",
     ),
     OpInfo(
         name="shape.median",
@@ -403,7 +403,7 @@ OPS: List[OpInfo] = [
         error_inputs=median_errors,
         dtypes=DTYPES,
         bench_input=_bench(1),
-        dispatch_op="shape.topk",
+        dispatch_op="shape.median",
     ),
     OpInfo(
         name="shape.mode",
@@ -423,6 +423,6 @@ OPS: List[OpInfo] = [
         error_inputs=mode_errors,
         dtypes=DTYPES,
         bench_input=_mode_bench,
-        dispatch_op="shape.sort",
+        dispatch_op="shape.mode",
     ),
 ]
