@@ -22,6 +22,8 @@ import numpy as np
 from mindspore import Tensor, ops
 
 from mscompat._checks import check_tensor, is_float_dtype, is_int
+from mscompat.custom_ops import pool as _pool_kernels
+from mscompat.custom_ops.registry import device_target
 
 __all__: List[str] = []
 
@@ -233,6 +235,20 @@ def max_flat_index(x: Tensor, tables: Sequence[np.ndarray]) -> Tensor:
             carry = pos * inner if j == 0 else pos * inner + ops.gather_elements(carry, axis, pos)
         inner = inner * length
     return ops.stop_gradient(carry.reshape(x.shape[0], -1).astype(ms.int64))
+
+
+def kernel_flat_index(x: Tensor, tables: Sequence[np.ndarray]) -> Tensor:
+    """:func:`max_flat_index` by the ``aot`` kernel (``custom_ops/cpu/pool_kernel.cc``): the
+    same pick, PyTorch's scan run in C++. int64 of shape (B, prod(O))."""
+    n = len(tables)
+    one = np.zeros((1, 1), np.int64)
+    padded = [one] * (3 - n) + [np.asarray(t, np.int64) for t in tables]
+    xk = x.reshape((x.shape[0],) + (1,) * (3 - n) + x.shape[1:])
+    if xk.dtype == ms.float16:  # exact, and compared as PyTorch compares float16 (as float)
+        xk = xk.astype(ms.float32)
+    op = _pool_kernels.KERNELS[device_target()]
+    flat = op(ops.stop_gradient(xk), Tensor(padded[0]), Tensor(padded[1]), Tensor(padded[2]))
+    return ops.stop_gradient(flat)
 
 
 def max_flat_index_global(x: Tensor) -> Tensor:

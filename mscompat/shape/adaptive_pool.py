@@ -23,6 +23,7 @@ import mindspore as ms
 import numpy as np
 from mindspore import Tensor, nn, ops
 
+from mscompat.custom_ops import pool as _pool_kernels
 from mscompat.custom_ops.registry import dispatch, register
 from mscompat.shape._pooling import (
     adaptive_output_size,
@@ -32,6 +33,7 @@ from mscompat.shape._pooling import (
     empty_like_output,
     from_planes,
     gather_planes,
+    kernel_flat_index,
     max_flat_index,
     max_flat_index_global,
     to_planes,
@@ -59,11 +61,67 @@ MaxOut = Union[Tensor, Tuple[Tensor, Tensor]]
 # ----------------------------------------------------------------------------- composite
 
 
+_HALF_SCAN_MAX = 64  # largest 3-D bin volume summed element by element in float16
+
+
+def _round16(t: Tensor) -> Tensor:
+    return t.astype(ms.float16).astype(ms.float32)
+
+
+def _avg3d_half(x: Tensor, output_size: Tuple[int, ...]) -> Tensor:
+    """PyTorch's float16 ``adaptive_avg_pool3d`` on CPU: the bin is summed in float16 (every
+    addition rounded, in window order), then divided by kT, kH and kW, each rounded.
+
+    ``x`` is (B, T, H, W) float32 holding float16 values; returns float32 holding float16
+    values, (B, OT, OH, OW).
+    """
+    tables, masks, counts = [], [], []
+    for i in range(3):
+        length, out = x.shape[1 + i], output_size[i]
+        table = adaptive_table(length, out)
+        count = np.array([-((-(o + 1) * length) // out) - (o * length) // out for o in range(out)])
+        tables.append(table)
+        masks.append(np.arange(table.shape[1])[None, :] < count[:, None])
+        counts.append(count.astype(np.float32))
+    g = x
+    for i in range(3):  # (B, ..., O_i, K_i, ...): gather every bin's taps along dim i
+        axis = 1 + 2 * i
+        out, k = tables[i].shape
+        g = ops.gather(g, Tensor(tables[i].reshape(-1).astype(np.int32)), axis)
+        g = g.reshape(g.shape[:axis] + (out, k) + g.shape[axis + 1 :])
+    # (B, OT, KT, OH, KH, OW, KW) -> (B, OT, OH, OW, KT, KH, KW) -> (B, OT, OH, OW, K)
+    g = g.transpose(0, 1, 3, 5, 2, 4, 6)
+    g = g.reshape(g.shape[:4] + (-1,))
+    mask = (
+        masks[0][:, None, None, :, None, None]
+        & masks[1][None, :, None, None, :, None]
+        & masks[2][None, None, :, None, None, :]
+    ).reshape(g.shape[1:])
+    total = ops.zeros(g.shape[:4], ms.float32)
+    for j in range(g.shape[-1]):
+        if bool(mask[..., j].any()):
+            step = _round16(total + g[..., j])
+            total = ops.where(Tensor(mask[..., j]), step, total) if not mask[..., j].all() else step
+    for i in range(3):
+        shape = [1, 1, 1]
+        shape[i] = output_size[i]
+        total = _round16(total / Tensor(counts[i].reshape(shape)))
+    return total
+
+
 def _avg_composite(x: Tensor, output_size: Tuple[int, ...]) -> Tensor:
-    """Separable adaptive average: one averaging matrix product per spatial dim."""
+    """Separable adaptive average: one averaging matrix product per spatial dim (float16 3-D:
+    PyTorch's float16 summation, see :func:`_avg3d_half`)."""
     n = len(output_size)
     if x.size == 0 or 0 in output_size:
         return empty_like_output(x, n, output_size)[0]
+    if n == 3 and x.dtype == ms.float16 and not all(o == 1 for o in output_size):
+        planes = to_planes(x.astype(ms.float32), n)
+        volume = 1
+        for i in range(3):
+            volume *= adaptive_table(planes.shape[1 + i], output_size[i]).shape[1]
+        if volume <= _HALF_SCAN_MAX:
+            return from_planes(_avg3d_half(planes, output_size), x, n).astype(ms.float16)
     half = x.dtype == ms.float16
     y = to_planes(x.astype(ms.float32) if half else x, n)
     if all(o == 1 for o in output_size):
@@ -88,8 +146,11 @@ def _avg_composite(x: Tensor, output_size: Tuple[int, ...]) -> Tensor:
     return y.astype(ms.float16) if half else y
 
 
-def _max_composite(x: Tensor, output_size: Tuple[int, ...], return_indices: bool) -> MaxOut:
-    """Separable adaptive max with PyTorch's pick (first maximum, NaN propagates)."""
+def _max_composite(
+    x: Tensor, output_size: Tuple[int, ...], return_indices: bool, use_kernel: bool = False
+) -> MaxOut:
+    """Adaptive max with PyTorch's pick (first maximum, NaN propagates): separable window
+    gathers, or the ``aot`` kernel with ``use_kernel``."""
     n = len(output_size)
     if x.size == 0 or 0 in output_size:
         values, indices = empty_like_output(x, n, output_size)
@@ -97,7 +158,11 @@ def _max_composite(x: Tensor, output_size: Tuple[int, ...], return_indices: bool
             return values, indices
         return values
     planes = to_planes(x, n)
-    if all(o == 1 for o in output_size):
+    if use_kernel:
+        spatial = planes.shape[1:]
+        tables = tuple(adaptive_table(spatial[i], output_size[i]) for i in range(n))
+        flat = kernel_flat_index(planes, tables)
+    elif all(o == 1 for o in output_size):
         flat = max_flat_index_global(planes)
     else:
         spatial = planes.shape[1:]
@@ -145,6 +210,36 @@ def _adaptive_max_pool3d_composite(
     return _max_composite(x, output_size, return_indices)
 
 
+_AOT_NOTE = "C++ scan of each bin (PyTorch's loop) + gather"
+
+
+@register(
+    "shape.adaptive_max_pool1d", "aot", devices=("CPU",), probe=_pool_kernels.probe, note=_AOT_NOTE
+)
+def _adaptive_max_pool1d_aot(
+    x: Tensor, output_size: Tuple[int, ...], return_indices: bool
+) -> MaxOut:
+    return _max_composite(x, output_size, return_indices, use_kernel=True)
+
+
+@register(
+    "shape.adaptive_max_pool2d", "aot", devices=("CPU",), probe=_pool_kernels.probe, note=_AOT_NOTE
+)
+def _adaptive_max_pool2d_aot(
+    x: Tensor, output_size: Tuple[int, ...], return_indices: bool
+) -> MaxOut:
+    return _max_composite(x, output_size, return_indices, use_kernel=True)
+
+
+@register(
+    "shape.adaptive_max_pool3d", "aot", devices=("CPU",), probe=_pool_kernels.probe, note=_AOT_NOTE
+)
+def _adaptive_max_pool3d_aot(
+    x: Tensor, output_size: Tuple[int, ...], return_indices: bool
+) -> MaxOut:
+    return _max_composite(x, output_size, return_indices, use_kernel=True)
+
+
 # ----------------------------------------------------------------------------- native
 
 
@@ -162,6 +257,8 @@ def _avg_native(x: Tensor, output_size: Tuple[int, ...]) -> Tensor:
     empty tensors and output size 1 (a reduction) go to the composite."""
     n = len(output_size)
     if x.size == 0 or 0 in output_size or all(o == 1 for o in output_size):
+        return _avg_composite(x, output_size)
+    if n == 3 and x.dtype == ms.float16:  # PyTorch sums float16 bins in float16
         return _avg_composite(x, output_size)
     if n == 1:
         y = ops.adaptive_avg_pool2d(x.expand_dims(-2), (1,) + output_size)

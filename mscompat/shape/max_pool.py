@@ -25,12 +25,14 @@ import mindspore as ms
 from mindspore import Tensor, nn, ops
 
 from mscompat._checks import check_tensor
+from mscompat.custom_ops import pool as _pool_kernels
 from mscompat.custom_ops.registry import dispatch, register
 from mscompat.shape._pooling import (
     check_pool_input,
     empty_like_output,
     from_planes,
     gather_planes,
+    kernel_flat_index,
     max_flat_index,
     ntuple,
     pool_output_length,
@@ -129,8 +131,10 @@ def _max_pool_composite(
     dilation: Tuple[int, ...],
     ceil_mode: bool,
     return_indices: bool,
+    use_kernel: bool = False,
 ) -> MaxOut:
-    """Separable window gather + PyTorch's pick, then one gather of the picked elements."""
+    """PyTorch's pick in every window (separable window gathers, or the ``aot`` kernel with
+    ``use_kernel``), then one gather of the picked elements."""
     n = len(kernel)
     spatial = x.shape[x.ndim - n :]
     out = tuple(
@@ -147,7 +151,9 @@ def _max_pool_composite(
         pool_table(spatial[i], out[i], kernel[i], stride[i], padding[i], dilation[i])
         for i in range(n)
     )
-    flat = max_flat_index(planes, tables)  # type: ignore[arg-type]  # None raised up front
+    # None tables (a window entirely in padding) were rejected by _pool_params.
+    index_fn = kernel_flat_index if use_kernel else max_flat_index
+    flat = index_fn(planes, tables)  # type: ignore[arg-type]
     values = from_planes(gather_planes(planes, flat, out), x, n)
     if return_indices:
         return values, from_planes(flat.reshape((-1,) + out), x, n)
@@ -167,6 +173,38 @@ def _max_pool2d_composite(*args: Any) -> MaxOut:
 @register("shape.max_pool3d", "composite", note="separable gather + first-max select")
 def _max_pool3d_composite(*args: Any) -> MaxOut:
     return _max_pool_composite(*args)
+
+
+_AOT_NOTE = "C++ scan of each window (PyTorch's loop) + gather"
+
+
+def _max_pool_aot(
+    x: Tensor,
+    kernel: Tuple[int, ...],
+    stride: Tuple[int, ...],
+    padding: Tuple[int, ...],
+    dilation: Tuple[int, ...],
+    ceil_mode: bool,
+    return_indices: bool,
+) -> MaxOut:
+    return _max_pool_composite(
+        x, kernel, stride, padding, dilation, ceil_mode, return_indices, use_kernel=True
+    )
+
+
+@register("shape.max_pool1d", "aot", devices=("CPU",), probe=_pool_kernels.probe, note=_AOT_NOTE)
+def _max_pool1d_aot(x: Tensor, *params: Any) -> MaxOut:
+    return _max_pool_aot(x, *params)
+
+
+@register("shape.max_pool2d", "aot", devices=("CPU",), probe=_pool_kernels.probe, note=_AOT_NOTE)
+def _max_pool2d_aot(x: Tensor, *params: Any) -> MaxOut:
+    return _max_pool_aot(x, *params)
+
+
+@register("shape.max_pool3d", "aot", devices=("CPU",), probe=_pool_kernels.probe, note=_AOT_NOTE)
+def _max_pool3d_aot(x: Tensor, *params: Any) -> MaxOut:
+    return _max_pool_aot(x, *params)
 
 
 def _max_unpool_composite(x: Tensor, indices: Tensor, out: Tuple[int, ...]) -> Tensor:
