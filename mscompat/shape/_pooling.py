@@ -42,13 +42,23 @@ def ntuple(value: Any, n: int, name: str, fn: str) -> Tuple[int, ...]:
     raise TypeError(f"{fn}(): {name} must be an int or a tuple of {n} ints, but got {value!r}")
 
 
-def check_pool_input(x: Any, n: int, fn: str, name: str = "input") -> Tensor:
-    """Return ``x``; it must be a float Tensor of ``n + 1`` or ``n + 2`` dims whose non-batch
-    dims are not empty (PyTorch's rule: only the batch dim may be 0)."""
+INT_DTYPES = (ms.int8, ms.int16, ms.int32, ms.int64, ms.uint8)
+
+
+def check_pool_input(
+    x: Any, n: int, fn: str, name: str = "input", allow_int: bool = False
+) -> Tensor:
+    """Return ``x``; it must be a float (or, with ``allow_int``, integer) Tensor of ``n + 1`` or
+    ``n + 2`` dims whose non-batch dims are not empty (PyTorch's rule: only the batch dim may be
+    0)."""
     x = check_tensor(x, name)
-    if not is_float_dtype(x.dtype):
+    if allow_int and x.dtype in INT_DTYPES:
+        pass
+    elif not is_float_dtype(x.dtype):
+        kinds = "floating-point or integer" if allow_int else "floating-point"
         raise TypeError(
-            f"{fn}(): {name} must be a floating-point Tensor (float16, float32 or float64), "
+            f"{fn}(): {name} must be a {kinds} Tensor (float16, float32 or float64"
+            f"{', int8, int16, int32, int64 or uint8' if allow_int else ''}), "
             f"but got dtype {x.dtype}"
         )
     if x.ndim not in (n + 1, n + 2):
@@ -246,6 +256,8 @@ def kernel_flat_index(x: Tensor, tables: Sequence[np.ndarray]) -> Tensor:
     xk = x.reshape((x.shape[0],) + (1,) * (3 - n) + x.shape[1:])
     if xk.dtype == ms.float16:  # exact, and compared as PyTorch compares float16 (as float)
         xk = xk.astype(ms.float32)
+    elif xk.dtype == ms.int8 or xk.dtype == ms.int16 or xk.dtype == ms.uint8:
+        xk = xk.astype(ms.int32)
     op = _pool_kernels.KERNELS[device_target()]
     flat = op(ops.stop_gradient(xk), Tensor(padded[0]), Tensor(padded[1]), Tensor(padded[2]))
     return ops.stop_gradient(flat)

@@ -96,6 +96,10 @@ def _reflect_3d(x: Tensor, size: int, align_corners: bool, r: Rounder) -> Tensor
 def _unnormalize_2d(g: Tensor, size: int, align_corners: bool, r: Rounder) -> Tensor:
     if align_corners:
         return r(r(g + 1.0) * ((size - 1) / 2.0))
+    if g.dtype == ms.float32:
+        # PyTorch's vectorized float32 kernel computes (g + 1) * (size / 2) - 0.5 with a fused
+        # multiply-add (one rounding): exact in float64, then rounded once.
+        return ((g + 1.0).astype(ms.float64) * (size / 2.0) - 0.5).astype(ms.float32)
     return r(r(r(g + 1.0) * (size / 2.0)) - 0.5)
 
 

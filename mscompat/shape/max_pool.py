@@ -24,7 +24,7 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 import mindspore as ms
 from mindspore import Tensor, nn, ops
 
-from mscompat._checks import check_tensor
+from mscompat._checks import check_tensor, is_float_dtype
 from mscompat.custom_ops import pool as _pool_kernels
 from mscompat.custom_ops.registry import dispatch, register
 from mscompat.shape._pooling import (
@@ -152,8 +152,11 @@ def _max_pool_composite(
         for i in range(n)
     )
     # None tables (a window entirely in padding) were rejected by _pool_params.
-    index_fn = kernel_flat_index if use_kernel else max_flat_index
-    flat = index_fn(planes, tables)  # type: ignore[arg-type]
+    if use_kernel:
+        flat = kernel_flat_index(planes, tables)  # type: ignore[arg-type]
+    else:  # integers are compared as float64 (exact up to 2**53)
+        keys = planes if is_float_dtype(planes.dtype) else planes.astype(ms.float64)
+        flat = max_flat_index(keys, tables)  # type: ignore[arg-type]
     values = from_planes(gather_planes(planes, flat, out), x, n)
     if return_indices:
         return values, from_planes(flat.reshape((-1,) + out), x, n)
@@ -291,7 +294,7 @@ def max_pool1d(
         Tensor(shape=[1, 1, 3], dtype=Int64, value=
         [[[1, 2, 4]]])
     """
-    x = check_pool_input(input, 1, "max_pool1d")
+    x = check_pool_input(input, 1, "max_pool1d", allow_int=True)
     params, _ = _pool_params(
         x, 1, kernel_size, stride, padding, dilation, ceil_mode, return_indices, "max_pool1d"
     )
@@ -345,7 +348,7 @@ def max_pool2d(
         [[[1, 1],
           [7, 7]]])
     """
-    x = check_pool_input(input, 2, "max_pool2d")
+    x = check_pool_input(input, 2, "max_pool2d", allow_int=True)
     params, _ = _pool_params(
         x, 2, kernel_size, stride, padding, dilation, ceil_mode, return_indices, "max_pool2d"
     )
@@ -392,7 +395,7 @@ def max_pool3d(
         >>> float(values.reshape(-1)[0]), int(indices.reshape(-1)[0])
         (8.0, 4)
     """
-    x = check_pool_input(input, 3, "max_pool3d")
+    x = check_pool_input(input, 3, "max_pool3d", allow_int=True)
     params, _ = _pool_params(
         x, 3, kernel_size, stride, padding, dilation, ceil_mode, return_indices, "max_pool3d"
     )

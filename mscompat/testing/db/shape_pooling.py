@@ -127,9 +127,8 @@ def _cell_errors(n: int, init: dict) -> Callable[[], Any]:
     def gen() -> Iterator[ErrorInput]:
         x = np.ones((2, 3) + _spatial(n, (6, 5, 4)), np.float32)
         yield ErrorInput(SampleInput((x[None],), init_kwargs=init), ValueError, r"Expected")
-        yield ErrorInput(
-            SampleInput((x.astype(np.int32),), init_kwargs=init), TypeError, r"floating-point"
-        )
+        bad = x.astype(np.bool_) if "kernel_size" in init else x.astype(np.int32)
+        yield ErrorInput(SampleInput((bad,), init_kwargs=init), TypeError, r"floating-point")
 
     return gen
 
@@ -186,7 +185,7 @@ def _max_pool_errors(n: int) -> Callable[[], Any]:
         yield ErrorInput(SampleInput((x, (2,) * (n + 1))), TypeError, r"kernel_size must be an")
         yield ErrorInput(SampleInput((x, 2.0)), TypeError, r"kernel_size must be an int")
         yield ErrorInput(SampleInput((x[0, 0], 2)), ValueError, r"Expected \dD or \dD")
-        yield ErrorInput(SampleInput((x.astype(np.int64), 2)), TypeError, r"floating-point")
+        yield ErrorInput(SampleInput((x.astype(np.bool_), 2)), TypeError, r"floating-point or")
         yield ErrorInput(SampleInput(((1.0, 2.0), 2)), TypeError, r"input must be a mindspore")
         yield ErrorInput(
             SampleInput((x, 2), {"ceil_mode": 1}), TypeError, r"ceil_mode must be a bool"
@@ -392,6 +391,7 @@ for _n in (1, 2, 3):
             ),
             sample_inputs=_max_pool_samples(_n),
             error_inputs=_max_pool_errors(_n),
+            dtypes=("float16", "float32", "float64", "int32", "int64"),
             bench_input=_max_pool_bench(_n),
             dispatch_op=f"shape.{_fn}",
         )

@@ -1,8 +1,9 @@
-"""The sort/selection kernels (``custom_ops/cpu/sort_kernel.cc``): PyTorch's CPU positions among
-equal elements, which the op database (built to avoid unspecified ties) does not exercise.
+"""The index kernels (``custom_ops/cpu/sort_kernel.cc``, ``pool_kernel.cc``): PyTorch's CPU
+positions among equal elements and NaN, which the op database (built to avoid unspecified
+ties) does not exercise.
 
 Inputs with many ties (and NaN) are run through mscompat with the ``aot`` backend and compared
-with torch 2.13 CPU exactly: values and int64 positions, PyNative and graph mode, every dtype.
+with torch 2.13 CPU exactly: values, int64 positions and gradients, PyNative and graph mode.
 """
 
 from __future__ import annotations
@@ -13,7 +14,19 @@ import pytest
 import torch
 
 from mscompat.custom_ops import aot, use_backend, which
-from mscompat.shape import kthvalue, median, mode, sort, topk
+from mscompat.shape import (
+    adaptive_max_pool1d,
+    adaptive_max_pool2d,
+    adaptive_max_pool3d,
+    kthvalue,
+    max_pool1d,
+    max_pool2d,
+    max_pool3d,
+    median,
+    mode,
+    sort,
+    topk,
+)
 
 OPS = ("shape.sort", "shape.topk", "shape.kthvalue", "shape.median", "shape.mode")
 DTYPES = ("float16", "float32", "float64", "int8", "uint8", "int16", "int32", "int64")
@@ -22,6 +35,7 @@ DTYPES = ("float16", "float32", "float64", "int8", "uint8", "int16", "int32", "i
 def _built() -> bool:
     try:
         aot.kernel_path("sort", "CPU")
+        aot.kernel_path("pool", "CPU")
     except aot.KernelUnavailableError:
         return False
     return True
@@ -94,8 +108,11 @@ CASES = [
 ]
 
 
+POOL_OPS = tuple(f"shape.{k}_pool{d}d" for k in ("max", "adaptive_max") for d in (1, 2, 3))
+
+
 def test_aot_is_chosen_on_cpu():
-    for op in OPS:
+    for op in OPS + POOL_OPS:
         assert which(op).backend == "aot", which(op)
 
 
@@ -149,3 +166,80 @@ def test_gradient_goes_to_torch_positions():
     t = torch.from_numpy(x).requires_grad_()
     (torch.topk(t, 30, 1, False, False)[0] * torch.arange(30.0)).sum().backward()
     np.testing.assert_array_equal(got, t.grad.numpy())
+
+
+# ----------------------------------------------------------------------------- max pooling
+
+
+def _mp1(x):
+    return max_pool1d(x, 3, 2, 1, 1, True, True)
+
+
+def _mp2(x):
+    return max_pool2d(x, 3, 2, 1, 2, False, True)
+
+
+def _mp3(x):
+    return max_pool3d(x, 2, 1, 1, 1, True, True)
+
+
+def _amp1(x):
+    return adaptive_max_pool1d(x, 5, True)
+
+
+def _amp2(x):
+    return adaptive_max_pool2d(x, (4, 7), True)
+
+
+def _amp3(x):
+    return adaptive_max_pool3d(x, (2, 3, 5), True)
+
+
+def _pool_cases():
+    f = torch.nn.functional
+    return [
+        ("max_pool1d", _mp1, lambda t: f.max_pool1d(t, 3, 2, 1, 1, True, True), (2, 3, 17)),
+        ("max_pool2d", _mp2, lambda t: f.max_pool2d(t, 3, 2, 1, 2, False, True), (2, 3, 11, 12)),
+        ("max_pool3d", _mp3, lambda t: f.max_pool3d(t, 2, 1, 1, 1, True, True), (1, 2, 5, 6, 4)),
+        ("adaptive_max_pool1d", _amp1, lambda t: f.adaptive_max_pool1d(t, 5, True), (2, 3, 13)),
+        (
+            "adaptive_max_pool2d",
+            _amp2,
+            lambda t: f.adaptive_max_pool2d(t, (4, 7), True),
+            (2, 3, 11, 9),
+        ),
+        (
+            "adaptive_max_pool3d",
+            _amp3,
+            lambda t: f.adaptive_max_pool3d(t, (2, 3, 5), True),
+            (1, 2, 5, 7, 6),
+        ),
+    ]
+
+
+POOL_CASES = _pool_cases()
+
+
+@pytest.mark.parametrize("name, fn, ref, shape", POOL_CASES, ids=[c[0] for c in POOL_CASES])
+@pytest.mark.parametrize("dtype", ("float16", "float32", "float64"))
+def test_pool_ties_and_nan_match_torch(name, fn, ref, shape, dtype):
+    x = _tied(shape, dtype, seed=3, nan=True)  # 5 levels: many tied maxima, some NaN windows
+    tv, ti = ref(torch.from_numpy(x))
+    v, i = fn(ms.Tensor(x))
+    np.testing.assert_array_equal(i.asnumpy(), ti.numpy())
+    np.testing.assert_array_equal(v.asnumpy(), tv.numpy())
+
+
+@pytest.mark.parametrize("name, fn, ref, shape", POOL_CASES, ids=[c[0] for c in POOL_CASES])
+def test_pool_gradient_graph_mode(name, fn, ref, shape):
+    x = _tied(shape, "float32", seed=5, nan=False)
+    ct = np.random.default_rng(1).standard_normal(ref(torch.from_numpy(x))[0].shape)
+    ct = ct.astype(np.float32)
+
+    def loss(a):
+        return (fn(a)[0] * ms.Tensor(ct)).sum()
+
+    got = ms.jit(ms.grad(loss))(ms.Tensor(x)).asnumpy()
+    t = torch.from_numpy(x).requires_grad_()
+    (ref(t)[0] * torch.from_numpy(ct)).sum().backward()
+    np.testing.assert_allclose(got, t.grad.numpy(), rtol=1e-6, atol=1e-6)
