@@ -25,7 +25,13 @@ import numpy as np
 
 from mscompat.testing.parity import ParityReport, assert_parity
 
-__all__ = ["TORCH_OPINFO_MAP", "TorchCase", "check_case", "torch_opinfo_cases"]
+__all__ = [
+    "TORCH_OPINFO_MAP",
+    "TorchCase",
+    "check_case",
+    "supported_dtypes",
+    "torch_opinfo_cases",
+]
 
 _INTERPOLATE_MODES = (
     "nearest",
@@ -127,6 +133,16 @@ def _convert(value: Any) -> Tuple[Any, bool]:
     if isinstance(value, (torch.dtype, torch.device, torch.memory_format)):
         return None, False
     return value, True
+
+
+def supported_dtypes(key: str) -> Tuple[str, ...]:
+    """The dtypes PyTorch's OpInfo ``key`` (``name`` or ``name.variant``) supports on CPU."""
+    from torch.testing._internal.common_methods_invocations import op_db
+
+    for info in op_db:
+        if _opinfo_key(info) == key:
+            return tuple(sorted(str(d).replace("torch.", "") for d in info.supported_dtypes("cpu")))
+    raise KeyError(f"PyTorch has no OpInfo {key!r}")
 
 
 def torch_opinfo_cases(
