@@ -93,10 +93,12 @@ def _reflect_3d(x: Tensor, size: int, align_corners: bool, r: Rounder) -> Tensor
     return out
 
 
-def _unnormalize_2d(g: Tensor, size: int, align_corners: bool, r: Rounder) -> Tensor:
+def _unnormalize_2d(
+    g: Tensor, size: int, align_corners: bool, r: Rounder, fused: bool = False
+) -> Tensor:
     if align_corners:
         return r(r(g + 1.0) * ((size - 1) / 2.0))
-    if g.dtype == ms.float32:
+    if fused:
         # PyTorch's vectorized float32 kernel computes (g + 1) * (size / 2) - 0.5 with a fused
         # multiply-add (one rounding): exact in float64, then rounded once.
         return ((g + 1.0).astype(ms.float64) * (size / 2.0) - 0.5).astype(ms.float32)
@@ -228,7 +230,13 @@ def _bicubic_2d(
 
 
 def _grid_sample_2d(
-    inp: Tensor, grid: Tensor, mode: str, padding_mode: str, align_corners: bool, r: Rounder
+    inp: Tensor,
+    grid: Tensor,
+    mode: str,
+    padding_mode: str,
+    align_corners: bool,
+    r: Rounder,
+    fused: bool = False,
 ) -> Tensor:
     n, c, h, w = inp.shape
     ho, wo = grid.shape[1], grid.shape[2]
@@ -236,12 +244,14 @@ def _grid_sample_2d(
     gx, gy = g[:, :, 0], g[:, :, 1]
     flat = _flatten_input(inp)
     if mode == "bicubic":
-        x = _unnormalize_2d(gx, w, align_corners, r)
-        y = _unnormalize_2d(gy, h, align_corners, r)
+        x = _unnormalize_2d(gx, w, align_corners, r, fused)
+        y = _unnormalize_2d(gy, h, align_corners, r, fused)
         out = _bicubic_2d(flat, x, y, (h, w), padding_mode, align_corners, r)
     else:
-        x = _pad_2d(_unnormalize_2d(gx, w, align_corners, r), w, padding_mode, align_corners, r)
-        y = _pad_2d(_unnormalize_2d(gy, h, align_corners, r), h, padding_mode, align_corners, r)
+        x = _unnormalize_2d(gx, w, align_corners, r, fused)
+        y = _unnormalize_2d(gy, h, align_corners, r, fused)
+        x = _pad_2d(x, w, padding_mode, align_corners, r)
+        y = _pad_2d(y, h, padding_mode, align_corners, r)
         if mode == "nearest":
             xn = ops.stop_gradient(ops.round(x))
             yn = ops.stop_gradient(ops.round(y))
@@ -310,7 +320,8 @@ def _grid_sample_composite(
     x = input.astype(ms.float32) if half else input
     g = grid.astype(ms.float32) if half else grid
     if input.ndim == 4:
-        out = _grid_sample_2d(x, g, mode, padding_mode, align_corners, r)
+        fused = input.dtype == ms.float32  # float32 only: float16 rounds op by op
+        out = _grid_sample_2d(x, g, mode, padding_mode, align_corners, r, fused)
     else:
         out = _grid_sample_3d(x, g, mode, padding_mode, align_corners, r)
     return out.astype(ms.float16) if half else out
