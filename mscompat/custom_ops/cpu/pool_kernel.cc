@@ -89,36 +89,41 @@ void ParallelFor(int64_t n, int64_t work, F body) {
 template <typename T>
 void Run(const T *x, int64_t planes, const int64_t *n, const Table *t, int64_t *out) {
   const int64_t plane = n[0] * n[1] * n[2];
-  const int64_t windows = t[0].out * t[1].out * t[2].out;
+  const int64_t rows = planes * t[0].out * t[1].out;  // one row: the O2 windows of (b, o0, o1)
   const int64_t taps = t[0].k * t[1].k * t[2].k;
-  ParallelFor(planes * windows, planes * windows * taps, [=](int64_t begin, int64_t end) {
-    for (int64_t w = begin; w < end; ++w) {
-      const int64_t b = w / windows;
-      int64_t r = w % windows;
-      const int64_t o2 = r % t[2].out;
-      r /= t[2].out;
-      const int64_t o1 = r % t[1].out;
-      const int64_t o0 = r / t[1].out;
+  const int64_t o2n = t[2].out, k2 = t[2].k;
+  ParallelFor(rows, rows * o2n * taps, [=](int64_t begin, int64_t end) {
+    std::vector<T> max(o2n);
+    for (int64_t row = begin; row < end; ++row) {
+      const int64_t b = row / (t[0].out * t[1].out);
+      const int64_t o01 = row % (t[0].out * t[1].out);
+      const int64_t o0 = o01 / t[1].out, o1 = o01 % t[1].out;
       const T *src = x + b * plane;
       const int64_t *p0 = t[0].pos + o0 * t[0].k;
       const int64_t *p1 = t[1].pos + o1 * t[1].k;
-      const int64_t *p2 = t[2].pos + o2 * t[2].k;
-      int64_t best = (p0[0] * n[1] + p1[0]) * n[2] + p2[0];
-      T max = Lowest<T>();
+      const int64_t *p2 = t[2].pos;
+      int64_t *best = out + row * o2n;
+      // The windows of a row are independent: scanning tap by tap across all of them keeps
+      // the CPU busy (no loop-carried dependency), in each window's own tap order.
+      const int64_t first = (p0[0] * n[1] + p1[0]) * n[2];
+      for (int64_t o2 = 0; o2 < o2n; ++o2) {
+        max[o2] = Lowest<T>();
+        best[o2] = first + p2[o2 * k2];
+      }
       for (int64_t a = 0; a < t[0].k; ++a) {
         for (int64_t c = 0; c < t[1].k; ++c) {
-          const int64_t row = (p0[a] * n[1] + p1[c]) * n[2];
-          for (int64_t e = 0; e < t[2].k; ++e) {
-            const int64_t idx = row + p2[e];
-            const T val = src[idx];
-            if (val > max || IsNan(val)) {
-              max = val;
-              best = idx;
+          const int64_t line = (p0[a] * n[1] + p1[c]) * n[2];
+          for (int64_t e = 0; e < k2; ++e) {
+            for (int64_t o2 = 0; o2 < o2n; ++o2) {
+              const int64_t idx = line + p2[o2 * k2 + e];
+              const T val = src[idx];
+              const bool take = (val > max[o2]) | IsNan(val);  // branch-free
+              max[o2] = take ? val : max[o2];
+              best[o2] = take ? idx : best[o2];
             }
           }
         }
       }
-      out[w] = best;
     }
   });
 }
