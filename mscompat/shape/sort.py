@@ -205,8 +205,10 @@ def _from_last(idx: Tensor, axis: int) -> Tensor:
     return idx if axis == last else ops.swapaxes(idx, axis, last)
 
 
-def _kernel(name: str) -> Any:
-    return _sort_kernels.KERNELS[device_target()][name]
+def _kernel_indices(name: str, x: Tensor, axis: int, params: Tuple[int, ...]) -> Tensor:
+    """Positions along ``axis`` from the kernel entry point ``name`` with int64 ``params``."""
+    kernel = _sort_kernels.KERNELS[device_target()][name]
+    return _from_last(kernel(_kernel_input(x, axis), Tensor(params, ms.int64)), axis)
 
 
 @register(
@@ -220,8 +222,7 @@ def _sort_aot(x: Tensor, axis: int, descending: bool, stable: bool = True) -> Te
     # PyTorch sorts a 1-D integer tensor of >= 32768 elements ascending with a (stable) radix
     # sort (fbgemm); every other non-stable sort is std::sort.
     radix = x.ndim == 1 and x.dtype in _INTS and not descending and x.shape[0] >= 32768
-    p = Tensor([int(descending), int(stable or radix)], ms.int64)
-    return _from_last(_kernel("SortIndices")(_kernel_input(x, axis), p), axis)
+    return _kernel_indices("SortIndices", x, axis, (int(descending), int(stable or radix)))
 
 
 @register(
@@ -232,9 +233,7 @@ def _sort_aot(x: Tensor, axis: int, descending: bool, stable: bool = True) -> Te
     note="C++ partial_sort/nth_element on (value, position), as PyTorch's CPU topk",
 )
 def _topk_aot(x: Tensor, k: int, axis: int, largest: bool, sorted: bool = True) -> Tensor:
-    p = Tensor([k, int(largest), int(sorted)], ms.int64)
-    full = _kernel("TopkIndices")(_kernel_input(x, axis), p)
-    return _from_last(_narrow(full, full.ndim - 1, k), axis)
+    return _narrow(_kernel_indices("TopkIndices", x, axis, (k, int(largest), int(sorted))), axis, k)
 
 
 # kthvalue / median / mode primitives: positions with size 1 along ``axis`` (keepdims).
@@ -248,8 +247,7 @@ def _topk_aot(x: Tensor, k: int, axis: int, largest: bool, sorted: bool = True) 
     note="C++ median-of-three quickselect on (value, position), as PyTorch's CPU kthvalue",
 )
 def _kthvalue_aot(x: Tensor, k: int, axis: int) -> Tensor:
-    p = Tensor([k], ms.int64)
-    return _from_last(_kernel("KthIndices")(_kernel_input(x, axis), p), axis)
+    return _kernel_indices("KthIndices", x, axis, (k,))
 
 
 @register("shape.kthvalue", "composite", note="position k-1 of a stable ascending sort")
@@ -265,8 +263,7 @@ def _kthvalue_composite(x: Tensor, k: int, axis: int) -> Tensor:
     note="C++ first NaN, else nth_element by (value, position), as PyTorch's CPU median",
 )
 def _median_aot(x: Tensor, axis: int) -> Tensor:
-    p = Tensor([0], ms.int64)
-    return _from_last(_kernel("MedianIndices")(_kernel_input(x, axis), p), axis)
+    return _kernel_indices("MedianIndices", x, axis, (0,))
 
 
 @register(
@@ -291,8 +288,7 @@ def _median_composite(x: Tensor, axis: int) -> Tensor:
     note="C++ std::sort by value, then the first longest run, as PyTorch's CPU mode",
 )
 def _mode_aot(x: Tensor, axis: int) -> Tensor:
-    p = Tensor([0], ms.int64)
-    return _from_last(_kernel("ModeIndices")(_kernel_input(x, axis), p), axis)
+    return _kernel_indices("ModeIndices", x, axis, (0,))
 
 
 @register(
