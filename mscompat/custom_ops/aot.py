@@ -22,9 +22,18 @@ import warnings
 from pathlib import Path
 from typing import Any, Dict, Optional
 
+import mindspore as ms
 from mindspore import ops
+from mindspore.ops import CustomRegOp, DataType
 
-__all__ = ["KERNEL_LOCK", "KernelUnavailableError", "LockedCustom", "kernel_path"]
+__all__ = [
+    "KERNEL_LOCK",
+    "KernelUnavailableError",
+    "LockedCustom",
+    "index_reg_info",
+    "kernel_dtype",
+    "kernel_path",
+]
 
 #: Process-wide lock serialising custom-kernel launches (re-entrant).
 KERNEL_LOCK = threading.RLock()
@@ -83,6 +92,34 @@ def warn_once(key: str, message: str) -> None:
     if not _WARNED.get(key):
         _WARNED[key] = True
         warnings.warn(message, RuntimeWarning, stacklevel=3)
+
+
+def index_reg_info(name: str, n_int64_inputs: int, target: str) -> Any:
+    """Registration of an index kernel: input ``x`` (float32/float64/int32/int64), then
+    ``n_int64_inputs`` int64 inputs; one int64 output."""
+    reg = CustomRegOp(name).input(0, "x")
+    for i in range(n_int64_inputs):
+        reg = reg.input(i + 1, f"p{i}")
+    reg = reg.output(0, "y")
+    i64 = DataType.I64_Default
+    for fmt in (
+        DataType.F32_Default,
+        DataType.F64_Default,
+        DataType.I32_Default,
+        DataType.I64_Default,
+    ):
+        reg = reg.dtype_format(fmt, *([i64] * (n_int64_inputs + 1)))
+    return reg.target(target).get_op_info()
+
+
+def kernel_dtype(x: Any) -> Any:
+    """``x`` in a dtype the index kernels take: float16 -> float32 and int8/int16/uint8 ->
+    int32 (exact, and ordered as PyTorch orders them: it compares float16 as float)."""
+    if x.dtype == ms.float16:
+        return x.astype(ms.float32)
+    if x.dtype == ms.int8 or x.dtype == ms.int16 or x.dtype == ms.uint8:
+        return x.astype(ms.int32)
+    return x
 
 
 class LockedCustom(ops.Custom):

@@ -13,31 +13,20 @@ from typing import Any, Dict
 import mindspore as ms
 import numpy as np
 from mindspore import Tensor, ops
-from mindspore.ops import CustomRegOp, DataType
 
-from mscompat.custom_ops.aot import KernelUnavailableError, LockedCustom, kernel_path, warn_once
+from mscompat.custom_ops.aot import (
+    KernelUnavailableError,
+    LockedCustom,
+    index_reg_info,
+    kernel_path,
+    warn_once,
+)
 
 __all__ = ["KERNELS", "kernel_op", "probe"]
 
 #: device -> the Custom op, filled by :func:`kernel_op` (run by the registry probe before the
 #: aot backend is chosen); indexed inside graphs, where nothing may be built.
 KERNELS: Dict[str, Any] = {}
-
-
-def _reg_info(target: str) -> Any:
-    reg = CustomRegOp("mscompat_window_max_index").input(0, "x")
-    for i in range(3):
-        reg = reg.input(i + 1, f"t{i}")
-    reg = reg.output(0, "y")
-    i64 = DataType.I64_Default
-    for fmt in (
-        DataType.F32_Default,
-        DataType.F64_Default,
-        DataType.I32_Default,
-        DataType.I64_Default,
-    ):
-        reg = reg.dtype_format(fmt, i64, i64, i64, i64)
-    return reg.target(target).get_op_info()
 
 
 def _out_shape(x: Any, t0: Any, t1: Any, t2: Any) -> Any:
@@ -61,7 +50,7 @@ def kernel_op(device: str) -> Any:
             out_shape=_out_shape,
             out_dtype=_out_dtype,
             func_type="aot",
-            reg_info=_reg_info(device),
+            reg_info=index_reg_info("mscompat_window_max_index", 3, device),
             bprop=_bprop,
         )
     return KERNELS[device]

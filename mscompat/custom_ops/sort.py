@@ -14,9 +14,14 @@ from typing import Any, Dict
 import mindspore as ms
 import numpy as np
 from mindspore import Tensor, ops
-from mindspore.ops import CustomRegOp, DataType
 
-from mscompat.custom_ops.aot import KernelUnavailableError, LockedCustom, kernel_path, warn_once
+from mscompat.custom_ops.aot import (
+    KernelUnavailableError,
+    LockedCustom,
+    index_reg_info,
+    kernel_path,
+    warn_once,
+)
 
 __all__ = ["KERNELS", "kernel_ops", "probe"]
 
@@ -32,18 +37,6 @@ _ENTRIES = {
 #: device -> {entry point: Custom op}, filled by :func:`kernel_ops` (the registry probe runs it
 #: before the aot backend is ever chosen); indexed inside graphs, where nothing may be built.
 KERNELS: Dict[str, Dict[str, Any]] = {}
-
-
-def _reg_info(name: str, target: str) -> Any:
-    reg = CustomRegOp(name).input(0, "x").input(1, "p").output(0, "y")
-    for fmt in (
-        DataType.F32_Default,
-        DataType.F64_Default,
-        DataType.I32_Default,
-        DataType.I64_Default,
-    ):
-        reg = reg.dtype_format(fmt, DataType.I64_Default, DataType.I64_Default)
-    return reg.target(target).get_op_info()
 
 
 def _int64(*_: Any) -> Any:
@@ -72,7 +65,7 @@ def kernel_ops(device: str) -> Dict[str, Any]:
                 out_shape=_one_shape if one else _full_shape,
                 out_dtype=_int64,
                 func_type="aot",
-                reg_info=_reg_info(f"mscompat_{entry.lower()}", device),
+                reg_info=index_reg_info(f"mscompat_{entry.lower()}", 1, device),
                 bprop=_bprop,
             )
             for entry, one in _ENTRIES.items()

@@ -23,6 +23,7 @@ from mindspore import Tensor, ops
 
 from mscompat._checks import check_tensor, is_float_dtype, is_int
 from mscompat.custom_ops import pool as _pool_kernels
+from mscompat.custom_ops.aot import kernel_dtype
 from mscompat.custom_ops.registry import device_target
 
 __all__: List[str] = []
@@ -112,10 +113,16 @@ def adaptive_output_size(output_size: Any, spatial: Sequence[int], fn: str) -> T
     return tuple(out)
 
 
-def adaptive_table(length: int, out: int) -> np.ndarray:
-    """PyTorch's adaptive bins ``[floor(i*L/O), ceil((i+1)*L/O))`` as an ``(O, K)`` table."""
+def adaptive_bins(length: int, out: int) -> Tuple[List[int], List[int]]:
+    """PyTorch's adaptive bins ``[floor(i*L/O), ceil((i+1)*L/O))``: (starts, ends)."""
     starts = [(i * length) // out for i in range(out)]
     ends = [-((-(i + 1) * length) // out) for i in range(out)]
+    return starts, ends
+
+
+def adaptive_table(length: int, out: int) -> np.ndarray:
+    """PyTorch's adaptive bins (:func:`adaptive_bins`) as an ``(O, K)`` table."""
+    starts, ends = adaptive_bins(length, out)
     k = max(e - s for s, e in zip(starts, ends))
     table = np.zeros((out, k), np.int32)
     for i, (s, e) in enumerate(zip(starts, ends)):
@@ -126,8 +133,7 @@ def adaptive_table(length: int, out: int) -> np.ndarray:
 def adaptive_weights(length: int, out: int, dtype: Any) -> np.ndarray:
     """``(O, L)`` averaging matrix of PyTorch's adaptive bins (row i: 1/count on its bin)."""
     w = np.zeros((out, length), dtype)
-    for i in range(out):
-        s, e = (i * length) // out, -((-(i + 1) * length) // out)
+    for i, (s, e) in enumerate(zip(*adaptive_bins(length, out))):
         w[i, s:e] = 1.0 / (e - s)
     return w
 
@@ -253,11 +259,7 @@ def kernel_flat_index(x: Tensor, tables: Sequence[np.ndarray]) -> Tensor:
     n = len(tables)
     one = np.zeros((1, 1), np.int64)
     padded = [one] * (3 - n) + [np.asarray(t, np.int64) for t in tables]
-    xk = x.reshape((x.shape[0],) + (1,) * (3 - n) + x.shape[1:])
-    if xk.dtype == ms.float16:  # exact, and compared as PyTorch compares float16 (as float)
-        xk = xk.astype(ms.float32)
-    elif xk.dtype == ms.int8 or xk.dtype == ms.int16 or xk.dtype == ms.uint8:
-        xk = xk.astype(ms.int32)
+    xk = kernel_dtype(x.reshape((x.shape[0],) + (1,) * (3 - n) + x.shape[1:]))
     op = _pool_kernels.KERNELS[device_target()]
     flat = op(ops.stop_gradient(xk), Tensor(padded[0]), Tensor(padded[1]), Tensor(padded[2]))
     return ops.stop_gradient(flat)

@@ -26,6 +26,7 @@ from mindspore import Tensor, nn, ops
 from mscompat.custom_ops import pool as _pool_kernels
 from mscompat.custom_ops.registry import dispatch, register
 from mscompat.shape._pooling import (
+    adaptive_bins,
     adaptive_output_size,
     adaptive_table,
     adaptive_weights,
@@ -79,7 +80,8 @@ def _avg3d_half(x: Tensor, output_size: Tuple[int, ...]) -> Tensor:
     for i in range(3):
         length, out = x.shape[1 + i], output_size[i]
         table = adaptive_table(length, out)
-        count = np.array([-((-(o + 1) * length) // out) - (o * length) // out for o in range(out)])
+        starts, ends = adaptive_bins(length, out)
+        count = np.array(ends) - np.array(starts)
         tables.append(table)
         masks.append(np.arange(table.shape[1])[None, :] < count[:, None])
         counts.append(count.astype(np.float32))
@@ -158,16 +160,13 @@ def _max_composite(
             return values, indices
         return values
     planes = to_planes(x, n)
-    if use_kernel:
-        spatial = planes.shape[1:]
-        tables = tuple(adaptive_table(spatial[i], output_size[i]) for i in range(n))
-        flat = kernel_flat_index(planes, tables)
-    elif all(o == 1 for o in output_size):
+    if all(o == 1 for o in output_size) and not use_kernel:
         flat = max_flat_index_global(planes)
     else:
         spatial = planes.shape[1:]
         tables = tuple(adaptive_table(spatial[i], output_size[i]) for i in range(n))
-        flat = max_flat_index(planes, tables)
+        index_fn = kernel_flat_index if use_kernel else max_flat_index
+        flat = index_fn(planes, tables)
     values = from_planes(gather_planes(planes, flat, output_size), x, n)
     if return_indices:
         return values, from_planes(flat.reshape((-1,) + output_size), x, n)

@@ -31,6 +31,7 @@ from mindspore import Tensor, ops
 
 from mscompat._checks import check_bool, check_int, check_tensor, wrap_dim
 from mscompat.custom_ops import sort as _sort_kernels
+from mscompat.custom_ops.aot import kernel_dtype
 from mscompat.custom_ops.registry import device_target, dispatch, register
 
 __all__ = ["argsort", "kthvalue", "median", "mode", "msort", "sort", "topk"]
@@ -189,15 +190,9 @@ def _topk_composite(x: Tensor, k: int, axis: int, largest: bool, sorted: bool = 
 
 
 def _kernel_input(x: Tensor, axis: int) -> Tensor:
-    """``x`` with ``axis`` last, in a dtype the kernels take (float16 -> float32, small integer
-    types -> int32: exact, and ordered as in PyTorch, which compares float16 as float)."""
+    """``x`` with ``axis`` last, in a dtype the kernels take (:func:`kernel_dtype`)."""
     last = x.ndim - 1
-    xl = x if axis == last else ops.swapaxes(x, axis, last)
-    if x.dtype == ms.float16:
-        return xl.astype(ms.float32)
-    if x.dtype == ms.int8 or x.dtype == ms.int16 or x.dtype == ms.uint8:
-        return xl.astype(ms.int32)
-    return xl
+    return kernel_dtype(x if axis == last else ops.swapaxes(x, axis, last))
 
 
 def _from_last(idx: Tensor, axis: int) -> Tensor:
