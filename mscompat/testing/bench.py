@@ -16,7 +16,13 @@ from typing import Any, Callable, List, Optional, Sequence
 import numpy as np
 
 from mscompat.testing.opinfo import OpInfo, SampleInput
-from mscompat.testing.parity import _scalarized, _to_ms, make_cotangents, run_torch
+from mscompat.testing.parity import (
+    _as_tuple,
+    _to_ms,
+    _weighted_sum,
+    make_cotangents,
+    run_torch,
+)
 from mscompat.testing.runner import backend_context, grad_argnums_of
 
 __all__ = ["BenchResult", "bench_op", "format_results"]
@@ -113,16 +119,31 @@ def _bench_op(info: OpInfo, repeat: int, backward: bool) -> List[BenchResult]:
             pairs = [(o, c) for o, c in zip(out, t_cts) if c is not None]
             torch.autograd.backward([p[0] for p in pairs], [p[1] for p in pairs])
 
-        grad_fn = ms.grad(_scalarized(call, ms_cts), grad_position=tuple(argnums))
+        # The cotangents are inputs, not constants: a constant cotangent lets graph mode fold
+        # the whole backward of a linear op (interpolate, squeeze...) at compile time.
+        n_args = len(ms_args)
+        live = [c for c in ms_cts if c is not None]
+        slots: List[Optional[int]] = []  # where each output's cotangent sits in the inputs
+        for c in ms_cts:
+            slots.append(None if c is None else n_args + len([s for s in slots if s is not None]))
+
+        def weighted(*a: Any) -> Any:
+            cts = []
+            for s in slots:
+                cts.append(None if s is None else a[s])
+            return _weighted_sum(_as_tuple(call(*a[:n_args])), cts)
+
+        grad_fn = ms.grad(weighted, grad_position=tuple(argnums))
         grad_jit = ms.jit(grad_fn)
+        grad_args = list(ms_args) + live
         results.append(
             BenchResult(
                 info.full_name,
                 "forward+backward",
                 elements,
                 _median_ms(torch_fb, repeat),
-                _median_ms(lambda: sync(grad_fn(*ms_args)), repeat),
-                _median_ms(lambda: sync(grad_jit(*ms_args)), repeat),
+                _median_ms(lambda: sync(grad_fn(*grad_args)), repeat),
+                _median_ms(lambda: sync(grad_jit(*grad_args)), repeat),
             )
         )
     return results
