@@ -1,73 +1,198 @@
-"""Binding of the max-pooling pick kernel (``cpu/pool_kernel.cc``) as a MindSpore Custom op.
+"""Bindings of the pooling kernels (``cpu/pool_kernel.cc``) as MindSpore Custom ops.
 
-``WindowMaxIndex`` returns, for every pooling window, the flat index of the element PyTorch's
-CPU kernel picks (first maximum, last NaN). ``mscompat/shape/max_pool.py`` and
-``adaptive_pool.py`` register it as the ``aot`` backend of the max pools; the values are
-gathered in MindSpore, so the gradient needs nothing from the kernel (its bprop gives zeros).
+* ``WindowMax``: for every pooling window, the value and the flat index of the element
+  PyTorch's CPU kernel picks (first maximum, last NaN); the aot backend of
+  ``max_pool1d/2d/3d`` and ``adaptive_max_pool1d/2d/3d``. Its bprop is ``ScatterAddPlanes``,
+  PyTorch's backward loop (each window's gradient added to its pick, in window order).
+* ``ScatterPlanes``: max unpooling (zeros, then each value written at its index, a later
+  duplicate overwriting); the aot backend of ``max_unpool1d/2d/3d``. Its bprop is
+  ``GatherPlanes`` (the gradient at each index, 0 for an out-of-range one).
+
+Both are indexed inside graphs through :data:`KERNELS`, filled by :func:`probe` (run by the
+registry before the aot backend is chosen).
 """
 
 from __future__ import annotations
 
-from typing import Any, Dict
+from typing import Any, Dict, Tuple
 
 import mindspore as ms
 import numpy as np
 from mindspore import Tensor, ops
+from mindspore.ops import CustomRegOp, DataType
 
-from mscompat.custom_ops.aot import (
-    KernelUnavailableError,
-    LockedCustom,
-    index_reg_info,
-    kernel_path,
-    warn_once,
-)
+from mscompat.custom_ops.aot import KernelUnavailableError, LockedCustom, kernel_path, warn_once
+from mscompat.custom_ops.registry import current_device, device_target
 
-__all__ = ["KERNELS", "kernel_op", "probe"]
+__all__ = ["KERNELS", "kernel_ops", "probe"]
 
-#: device -> the Custom op, filled by :func:`kernel_op` (run by the registry probe before the
-#: aot backend is chosen); indexed inside graphs, where nothing may be built.
-KERNELS: Dict[str, Any] = {}
+#: device -> entry point -> the Custom op, filled by :func:`kernel_ops`.
+KERNELS: Dict[str, Dict[str, Any]] = {}
+
+_I64 = DataType.I64_Default
 
 
-def _out_shape(x: Any, t0: Any, t1: Any, t2: Any) -> Any:
-    return [x[0], t0[0] * t1[0] * t2[0]]
+def _window_max_reg(target: str) -> Any:
+    reg = CustomRegOp("mscompat_window_max").input(0, "x")
+    for i in range(3):
+        reg = reg.input(i + 1, f"t{i}")
+    reg = reg.output(0, "values").output(1, "indices")
+    for fmt in (
+        DataType.F32_Default,
+        DataType.F64_Default,
+        DataType.I32_Default,
+        DataType.I64_Default,
+    ):
+        reg = reg.dtype_format(fmt, _I64, _I64, _I64, fmt, _I64)
+    return reg.target(target).get_op_info()
 
 
-def _out_dtype(*_: Any) -> Any:
-    return ms.int64
+def _scatter_reg(target: str) -> Any:
+    reg = CustomRegOp("mscompat_scatter_planes").input(0, "x").input(1, "indices")
+    reg = reg.input(2, "size").output(0, "y")
+    for fmt in (DataType.F16_Default, DataType.F32_Default, DataType.F64_Default):
+        reg = reg.dtype_format(fmt, _I64, DataType.I8_Default, fmt)
+    return reg.target(target).get_op_info()
 
 
-def _bprop(x: Tensor, t0: Tensor, t1: Tensor, t2: Tensor, out: Tensor, dout: Tensor) -> Any:
-    return ops.zeros_like(x), ops.zeros_like(t0), ops.zeros_like(t1), ops.zeros_like(t2)
+def _window_max_shape(x: Any, t0: Any, t1: Any, t2: Any) -> Any:
+    p = [x[0], t0[0] * t1[0] * t2[0]]
+    return p, p
 
 
-def kernel_op(device: str) -> Any:
-    """The ``WindowMaxIndex`` Custom op for ``device``, built once per process."""
+def _window_max_dtype(x: Any, *_: Any) -> Any:
+    return x, ms.int64
+
+
+def _window_max_bprop(
+    x: Tensor, t0: Tensor, t1: Tensor, t2: Tensor, out: Any, dout: Any
+) -> Tuple[Tensor, ...]:
+    """PyTorch's max pooling backward: each window's gradient added to its picked element."""
+    grad = dout[0]
+    if grad.dtype == ms.float32 or grad.dtype == ms.float64:
+        dx = KERNELS[device_target()]["ScatterAddPlanes"](grad, out[1], x)
+    else:  # integer input: no gradient
+        dx = ops.zeros_like(x)
+    return dx, ops.zeros_like(t0), ops.zeros_like(t1), ops.zeros_like(t2)
+
+
+def _scatter_shape(x: Any, idx: Any, size: Any) -> Any:
+    return [x[0], size[0]]
+
+
+def _scatter_dtype(x: Any, *_: Any) -> Any:
+    return x
+
+
+def _scatter_bprop(x: Tensor, idx: Tensor, size: Tensor, out: Tensor, dout: Tensor) -> Any:
+    """Max unpooling's backward: the gradient at each index (zero for a skipped index)."""
+    dx = KERNELS[device_target()]["GatherPlanes"](dout, idx)
+    return dx, ops.zeros_like(idx), ops.zeros_like(size)
+
+
+def _scatter_add_reg(target: str) -> Any:
+    reg = CustomRegOp("mscompat_scatter_add_planes").input(0, "dy").input(1, "indices")
+    reg = reg.input(2, "like").output(0, "dx")
+    for fmt in (DataType.F32_Default, DataType.F64_Default):
+        reg = reg.dtype_format(fmt, _I64, fmt, fmt)
+    return reg.target(target).get_op_info()
+
+
+def _gather_reg(target: str) -> Any:
+    reg = CustomRegOp("mscompat_gather_planes").input(0, "dy").input(1, "indices")
+    reg = reg.output(0, "dx")
+    for fmt in (DataType.F16_Default, DataType.F32_Default, DataType.F64_Default):
+        reg = reg.dtype_format(fmt, _I64, fmt)
+    return reg.target(target).get_op_info()
+
+
+def _like_shape(dy: Any, idx: Any, like: Any) -> Any:
+    return list(like)
+
+
+def _index_shape(dy: Any, idx: Any) -> Any:
+    return list(idx)
+
+
+def _no_grad2(a: Tensor, b: Tensor, out: Tensor, dout: Tensor) -> Any:
+    return ops.zeros_like(a), ops.zeros_like(b)
+
+
+def _no_grad3(a: Tensor, b: Tensor, c: Tensor, out: Tensor, dout: Tensor) -> Any:
+    return ops.zeros_like(a), ops.zeros_like(b), ops.zeros_like(c)
+
+
+def kernel_ops(device: str) -> Tuple[Any, Any]:
+    """The ``WindowMax`` and ``ScatterPlanes`` Custom ops for ``device`` (and their backward
+    ops, in :data:`KERNELS`), built once."""
     if device not in KERNELS:
         path = kernel_path("pool", device)
-        KERNELS[device] = LockedCustom(
-            f"{path}:WindowMaxIndex",
-            out_shape=_out_shape,
-            out_dtype=_out_dtype,
+        scatter_add = LockedCustom(
+            f"{path}:ScatterAddPlanes",
+            out_shape=_like_shape,
+            out_dtype=_scatter_dtype,
             func_type="aot",
-            reg_info=index_reg_info("mscompat_window_max_index", 3, device),
-            bprop=_bprop,
+            reg_info=_scatter_add_reg(device),
+            bprop=_no_grad3,
         )
-    return KERNELS[device]
+        gather = LockedCustom(
+            f"{path}:GatherPlanes",
+            out_shape=_index_shape,
+            out_dtype=_scatter_dtype,
+            func_type="aot",
+            reg_info=_gather_reg(device),
+            bprop=_no_grad2,
+        )
+        scatter = LockedCustom(
+            f"{path}:ScatterPlanes",
+            out_shape=_scatter_shape,
+            out_dtype=_scatter_dtype,
+            func_type="aot",
+            reg_info=_scatter_reg(device),
+            bprop=_scatter_bprop,
+        )
+        window_max = LockedCustom(
+            f"{path}:WindowMax",
+            out_shape=_window_max_shape,
+            out_dtype=_window_max_dtype,
+            func_type="aot",
+            reg_info=_window_max_reg(device),
+            bprop=_window_max_bprop,
+        )
+        KERNELS[device] = {
+            "WindowMax": window_max,
+            "ScatterPlanes": scatter,
+            "ScatterAddPlanes": scatter_add,
+            "GatherPlanes": gather,
+        }
+    return KERNELS[device]["WindowMax"], KERNELS[device]["ScatterPlanes"]
 
 
 def probe() -> None:
-    """Registry probe: the library loads and picks as PyTorch (first maximum, last NaN)."""
-    from mscompat.custom_ops.registry import current_device
-
+    """Registry probe: the library loads, picks as PyTorch (first maximum, last NaN) and
+    unpools as PyTorch (a later duplicate overwrites)."""
     try:
-        op = kernel_op(current_device())
+        window_max, scatter = kernel_ops(current_device())
     except KernelUnavailableError as exc:
         warn_once("pool", f"mscompat: {exc}")
         raise
     x = Tensor(np.array([[[[1.0, 3.0, 3.0, np.nan, 2.0, np.nan]]]], np.float32))
     one = Tensor(np.zeros((1, 1), np.int64))
     windows = Tensor(np.array([[0, 1, 2], [3, 4, 5]], np.int64))
-    got = op(x, one, one, windows).asnumpy().tolist()
-    if got != [[1, 5]]:
-        raise RuntimeError(f"pool kernel self-check failed: {got} != [[1, 5]]")
+    values, idx = window_max(x, one, one, windows)
+    if idx.asnumpy().tolist() != [[1, 5]] or values.asnumpy()[0, 0] != 3.0:
+        raise RuntimeError(f"pool kernel self-check failed: {idx} != [[1, 5]]")
+    got = scatter(
+        Tensor(np.array([[1.0, 2.0, 3.0]], np.float32)),
+        Tensor(np.array([[2, 0, 2]], np.int64)),
+        Tensor(np.zeros((4,), np.int8)),
+    )
+    if got.asnumpy().tolist() != [[2.0, 0.0, 3.0, 0.0]]:
+        raise RuntimeError(f"unpool kernel self-check failed: {got}")
+    backward = KERNELS[current_device()]
+    dx = backward["ScatterAddPlanes"](
+        Tensor(np.array([[1.0, 2.0]], np.float32)), idx, x.reshape(1, -1)
+    ).asnumpy()
+    dy = backward["GatherPlanes"](got, Tensor(np.array([[2, 9]], np.int64))).asnumpy()
+    if dx.tolist() != [[0.0, 1.0, 0.0, 0.0, 0.0, 2.0]] or dy.tolist() != [[3.0, 0.0]]:
+        raise RuntimeError(f"pool backward self-check failed: {dx}, {dy}")

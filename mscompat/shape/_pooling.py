@@ -253,16 +253,19 @@ def max_flat_index(x: Tensor, tables: Sequence[np.ndarray]) -> Tensor:
     return ops.stop_gradient(carry.reshape(x.shape[0], -1).astype(ms.int64))
 
 
-def kernel_flat_index(x: Tensor, tables: Sequence[np.ndarray]) -> Tensor:
-    """:func:`max_flat_index` by the ``aot`` kernel (``custom_ops/cpu/pool_kernel.cc``): the
-    same pick, PyTorch's scan run in C++. int64 of shape (B, prod(O))."""
+def kernel_max(x: Tensor, tables: Sequence[np.ndarray]) -> Tuple[Tensor, Tensor]:
+    """PyTorch's pick by the ``aot`` kernel (``custom_ops/cpu/pool_kernel.cc``), the same scan
+    as :func:`max_flat_index` run in C++: ``(values, flat)`` of shape (B, prod(O)), values in
+    ``x``'s dtype, int64 flat indices; the gradient flows to ``x`` through the kernel's bprop."""
     n = len(tables)
     one = np.zeros((1, 1), np.int64)
     padded = [one] * (3 - n) + [np.asarray(t, np.int64) for t in tables]
     xk = kernel_dtype(x.reshape((x.shape[0],) + (1,) * (3 - n) + x.shape[1:]))
-    op = _pool_kernels.KERNELS[device_target()]
-    flat = op(ops.stop_gradient(xk), Tensor(padded[0]), Tensor(padded[1]), Tensor(padded[2]))
-    return ops.stop_gradient(flat)
+    op = _pool_kernels.KERNELS[device_target()]["WindowMax"]
+    values, flat = op(xk, Tensor(padded[0]), Tensor(padded[1]), Tensor(padded[2]))
+    if values.dtype != x.dtype:
+        values = values.astype(x.dtype)
+    return values, ops.stop_gradient(flat)
 
 
 def max_flat_index_global(x: Tensor) -> Tensor:

@@ -25,7 +25,8 @@ from mindspore import Tensor, nn, ops
 from mindspore.ops import constexpr
 
 from mscompat._checks import check_float_tensor, is_int
-from mscompat.custom_ops.registry import dispatch, register
+from mscompat.custom_ops import nearest as _nearest_kernels
+from mscompat.custom_ops.registry import device_target, dispatch, register
 from mscompat.shape.adaptive_pool import _avg_composite as adaptive_avg_composite
 
 __all__ = [
@@ -589,6 +590,69 @@ def _interpolate_native(
     if _native_ok(x.shape, _dtype_name(x.dtype), out_sizes, scales, mode, corners, antialias):
         return ops.interpolate(x, size=out_sizes, mode=mode, align_corners=corners)
     return _interpolate_composite(x, out_sizes, scales, mode, corners, antialias)
+
+
+# ----------------------------------------------------------------------------- aot kernel
+
+#: Whether the native backend passed its probe (set by the aot probe, read while tracing).
+_NATIVE_STATE = {"ok": False}
+
+
+def _probe_aot() -> None:
+    """The nearest kernels must load and pass their self-check; records whether the native
+    kernel (used by the aot backend for the other modes) is usable too."""
+    _nearest_kernels.probe()
+    try:
+        _probe_native()
+        _NATIVE_STATE["ok"] = True
+    except Exception:  # noqa: BLE001 - any failure means: not usable here
+        _NATIVE_STATE["ok"] = False
+
+
+@constexpr
+def _nearest_table(
+    n_in: int, n_out: int, scale: Optional[float], exact: bool, special: bool
+) -> Tensor:
+    return Tensor(_nearest_index(n_in, n_out, scale, exact, special).astype(np.int64))
+
+
+@constexpr
+def _native_usable() -> bool:
+    return _NATIVE_STATE["ok"]
+
+
+@register(
+    "shape.interpolate",
+    "aot",
+    devices=("CPU",),
+    probe=_probe_aot,
+    note="nearest/nearest-exact: C++ copy with PyTorch's index tables (scatter-add backward); "
+    "other modes as the native backend",
+)
+def _interpolate_aot(
+    x: Tensor,
+    out_sizes: Tuple[int, ...],
+    scales: Tuple[Optional[float], ...],
+    mode: str,
+    corners: bool,
+    antialias: bool,
+) -> Tensor:
+    if mode not in ("nearest", "nearest-exact") or x.size == 0 or 0 in out_sizes:
+        if _native_usable():
+            return _interpolate_native(x, out_sizes, scales, mode, corners, antialias)
+        return _interpolate_composite(x, out_sizes, scales, mode, corners, antialias)
+    dim = len(out_sizes)
+    exact = mode == "nearest-exact"
+    special = dim == 2
+    spatial = x.shape[2:]
+    zero = Tensor(np.zeros((1,), np.int64))
+    tables = [zero] * (3 - dim) + [
+        _nearest_table(spatial[i], out_sizes[i], scales[i], exact, special) for i in range(dim)
+    ]
+    planes = x.reshape((x.shape[0] * x.shape[1],) + (1,) * (3 - dim) + spatial)
+    op = _nearest_kernels.KERNELS[device_target()]["NearestGather"]
+    y = op(planes, tables[0], tables[1], tables[2])
+    return y.reshape(x.shape[:2] + tuple(out_sizes))
 
 
 # ----------------------------------------------------------------------------- public functions

@@ -22,17 +22,18 @@ from __future__ import annotations
 from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import mindspore as ms
+import numpy as np
 from mindspore import Tensor, nn, ops
 
 from mscompat._checks import check_tensor, is_float_dtype
 from mscompat.custom_ops import pool as _pool_kernels
-from mscompat.custom_ops.registry import dispatch, register
+from mscompat.custom_ops.registry import device_target, dispatch, register
 from mscompat.shape._pooling import (
     check_pool_input,
     empty_like_output,
     from_planes,
     gather_planes,
-    kernel_flat_index,
+    kernel_max,
     max_flat_index,
     ntuple,
     pool_output_length,
@@ -153,11 +154,12 @@ def _max_pool_composite(
     )
     # None tables (a window entirely in padding) were rejected by _pool_params.
     if use_kernel:
-        flat = kernel_flat_index(planes, tables)  # type: ignore[arg-type]
+        picked, flat = kernel_max(planes, tables)  # type: ignore[arg-type]
+        values = from_planes(picked.reshape((-1,) + out), x, n)
     else:  # integers are compared as float64 (exact up to 2**53)
         keys = planes if is_float_dtype(planes.dtype) else planes.astype(ms.float64)
         flat = max_flat_index(keys, tables)  # type: ignore[arg-type]
-    values = from_planes(gather_planes(planes, flat, out), x, n)
+        values = from_planes(gather_planes(planes, flat, out), x, n)
     if return_indices:
         return values, from_planes(flat.reshape((-1,) + out), x, n)
     return values
@@ -178,7 +180,7 @@ def _max_pool3d_composite(*args: Any) -> MaxOut:
     return _max_pool_composite(*args)
 
 
-_AOT_NOTE = "C++ scan of each window (PyTorch's loop) + gather"
+_AOT_NOTE = "C++ scan of each window (PyTorch's loop): values and indices"
 
 
 def _max_pool_aot(
@@ -241,6 +243,42 @@ def _max_unpool2d_composite(x: Tensor, indices: Tensor, out: Tuple[int, ...]) ->
 @register("shape.max_unpool3d", "composite", note="tensor_scatter_elements per plane")
 def _max_unpool3d_composite(x: Tensor, indices: Tensor, out: Tuple[int, ...]) -> Tensor:
     return _max_unpool_composite(x, indices, out)
+
+
+def _max_unpool_aot(x: Tensor, indices: Tensor, out: Tuple[int, ...]) -> Tensor:
+    """PyTorch's unpooling loop in C++ (``ScatterPlanes``); its bprop gathers the gradient."""
+    n = len(out)
+    shape = x.shape[: x.ndim - n] + out
+    if x.size == 0:
+        return ops.zeros(shape, x.dtype)
+    b = 1
+    for s in x.shape[: x.ndim - n]:
+        b *= s
+    size = 1
+    for s in out:
+        size *= s
+    op = _pool_kernels.KERNELS[device_target()]["ScatterPlanes"]
+    carrier = Tensor(np.zeros((size,), np.int8))  # only its length is read: the plane size
+    return op(x.reshape(b, -1), indices.reshape(b, -1), carrier).reshape(shape)
+
+
+_CPU = ("CPU",)
+_UNPOOL_NOTE = "C++ loop of PyTorch's unpooling (later duplicate wins) + gather backward"
+
+
+@register("shape.max_unpool1d", "aot", devices=_CPU, probe=_pool_kernels.probe, note=_UNPOOL_NOTE)
+def _max_unpool1d_aot(x: Tensor, indices: Tensor, out: Tuple[int, ...]) -> Tensor:
+    return _max_unpool_aot(x, indices, out)
+
+
+@register("shape.max_unpool2d", "aot", devices=_CPU, probe=_pool_kernels.probe, note=_UNPOOL_NOTE)
+def _max_unpool2d_aot(x: Tensor, indices: Tensor, out: Tuple[int, ...]) -> Tensor:
+    return _max_unpool_aot(x, indices, out)
+
+
+@register("shape.max_unpool3d", "aot", devices=_CPU, probe=_pool_kernels.probe, note=_UNPOOL_NOTE)
+def _max_unpool3d_aot(x: Tensor, indices: Tensor, out: Tuple[int, ...]) -> Tensor:
+    return _max_unpool_aot(x, indices, out)
 
 
 # ----------------------------------------------------------------------------- front doors

@@ -5,14 +5,29 @@
 // PyTorch's CPU loop starts from the window's first position with -inf (the lowest value for
 // integers) and scans the window in row-major order, taking an element when
 // `val > max || isnan(val)`: the first maximum, or the last NaN. The same scan here gives
-// the same index; values are then gathered in MindSpore (whose gather backward is PyTorch's
-// max pooling backward: the gradient scatter-added to the picked elements).
+// the same index and value (the backward, PyTorch's scatter-add of the gradient to the picked
+// elements, is the Custom op's bprop in MindSpore).
 //
-//   WindowMaxIndex(x, t0, t1, t2) -> idx
+//   WindowMax(x, t0, t1, t2) -> (values, idx)
 //     x:  (B, n0, n1, n2) float32/float64/int32/int64 planes (1-D/2-D pooling: n0 = n1 = 1)
 //     ti: (Oi, Ki) int64 window tables: input positions along dim i of window o (repeats of a
 //         valid position stand for positions outside the input)
+//     values: (B, O0 * O1 * O2), x's dtype: the picked elements
 //     idx: (B, O0 * O1 * O2) int64, flat index (p0 * n1 + p1) * n2 + p2 into each plane.
+//
+// Max unpooling (max_unpool1d/2d/3d), PyTorch's CPU loop: zeros, then every input element
+// written at its index in order (a later duplicate overwrites); out-of-range indices are
+// skipped (PyTorch raises). Copies only, so any 2/4/8-byte dtype.
+//
+//   ScatterPlanes(x, idx, size) -> out
+//     x, idx: (B, P) values and int64 flat indices;  size: (S,) int8, only its length is read
+//     out: (B, S), x's dtype.
+//
+// The two backwards, PyTorch's loops:
+//   ScatterAddPlanes(dy, idx, like) -> dx: max pooling's; dx (like's shape (B, ...), dy's
+//     dtype float32/float64) = 0, then dx[b, idx[b, j]] += dy[b, j] for j in order.
+//   GatherPlanes(dy, idx) -> dx: max unpooling's; dx[b, j] = dy[b, idx[b, j]] (0 where the
+//     index is out of range), any 2/4/8-byte dtype.
 //
 // Calling convention (MindSpore aot): int Fn(int nparam, void **params, int *ndims,
 // int64_t **shapes, const char **dtypes, void *stream, void *extra); params holds the inputs,
@@ -87,7 +102,8 @@ void ParallelFor(int64_t n, int64_t work, F body) {
 }
 
 template <typename T>
-void Run(const T *x, int64_t planes, const int64_t *n, const Table *t, int64_t *out) {
+void Run(const T *x, int64_t planes, const int64_t *n, const Table *t, T *values,
+         int64_t *out) {
   const int64_t plane = n[0] * n[1] * n[2];
   const int64_t rows = planes * t[0].out * t[1].out;  // one row: the O2 windows of (b, o0, o1)
   const int64_t taps = t[0].k * t[1].k * t[2].k;
@@ -124,18 +140,74 @@ void Run(const T *x, int64_t planes, const int64_t *n, const Table *t, int64_t *
           }
         }
       }
+      std::copy(max.begin(), max.end(), values + row * o2n);
     }
   });
 }
 
+template <typename T>
+void Scatter(const T *x, const int64_t *idx, int64_t planes, int64_t p, int64_t s, T *out) {
+  ParallelFor(planes, planes * (p + s), [=](int64_t begin, int64_t end) {
+    std::memset(static_cast<void *>(out + begin * s), 0, sizeof(T) * (end - begin) * s);
+    for (int64_t b = begin; b < end; ++b) {
+      const T *src = x + b * p;
+      const int64_t *at = idx + b * p;
+      T *dst = out + b * s;
+      for (int64_t i = 0; i < p; ++i) {
+        const int64_t j = at[i];
+        if (j >= 0 && j < s) dst[j] = src[i];
+      }
+    }
+  });
+}
+
+template <typename T>
+void ScatterAdd(const T *dy, const int64_t *idx, int64_t planes, int64_t p, int64_t s, T *dx) {
+  ParallelFor(planes, planes * (p + s), [=](int64_t begin, int64_t end) {
+    std::fill(dx + begin * s, dx + end * s, T(0));
+    for (int64_t b = begin; b < end; ++b) {
+      const T *src = dy + b * p;
+      const int64_t *at = idx + b * p;
+      T *dst = dx + b * s;
+      for (int64_t i = 0; i < p; ++i) {
+        const int64_t j = at[i];
+        if (j >= 0 && j < s) dst[j] += src[i];
+      }
+    }
+  });
+}
+
+template <typename T>
+void Gather(const T *dy, const int64_t *idx, int64_t planes, int64_t p, int64_t s, T *dx) {
+  ParallelFor(planes, planes * p, [=](int64_t begin, int64_t end) {
+    for (int64_t b = begin; b < end; ++b) {
+      const T *src = dy + b * s;
+      const int64_t *at = idx + b * p;
+      T *dst = dx + b * p;
+      for (int64_t i = 0; i < p; ++i) {
+        const int64_t j = at[i];
+        dst[i] = (j >= 0 && j < s) ? src[j] : T(0);
+      }
+    }
+  });
+}
+
+int64_t Trailing(int nd, const int64_t *shape) {
+  int64_t n = 1;
+  for (int i = 1; i < nd; ++i) n *= shape[i];
+  return n;
+}
+
 }  // namespace
 
-extern "C" int WindowMaxIndex(int nparam, void **params, int *ndims, int64_t **shapes,
-                              const char **dtypes, void *, void *) {
-  if (nparam != 5) return kBadArity;
-  for (int i = 1; i < 5; ++i)
+extern "C" int WindowMax(int nparam, void **params, int *ndims, int64_t **shapes,
+                         const char **dtypes, void *, void *) {
+  if (nparam != 6) return kBadArity;
+  for (int i = 1; i < 4; ++i)
     if (std::strcmp(dtypes[i], "int64") != 0) return kBadDtype;
-  if (ndims[0] != 4 || ndims[4] != 2) return kBadShape;
+  if (std::strcmp(dtypes[5], "int64") != 0 || std::strcmp(dtypes[4], dtypes[0]) != 0)
+    return kBadDtype;
+  if (ndims[0] != 4 || ndims[4] != 2 || ndims[5] != 2) return kBadShape;
   Table t[3];
   for (int i = 0; i < 3; ++i) {
     if (ndims[i + 1] != 2 || shapes[i + 1][0] < 1 || shapes[i + 1][1] < 1) return kBadShape;
@@ -143,21 +215,99 @@ extern "C" int WindowMaxIndex(int nparam, void **params, int *ndims, int64_t **s
   }
   const int64_t planes = shapes[0][0];
   const int64_t n[3] = {shapes[0][1], shapes[0][2], shapes[0][3]};
-  if (shapes[4][0] != planes || shapes[4][1] != t[0].out * t[1].out * t[2].out) return kBadShape;
+  for (int i = 4; i < 6; ++i)
+    if (shapes[i][0] != planes || shapes[i][1] != t[0].out * t[1].out * t[2].out) return kBadShape;
   for (int i = 0; i < 3; ++i) {  // every table position must lie inside the input
     for (int64_t j = 0; j < t[i].out * t[i].k; ++j)
       if (t[i].pos[j] < 0 || t[i].pos[j] >= n[i]) return kBadShape;
   }
-  auto *out = static_cast<int64_t *>(params[4]);
+  auto *out = static_cast<int64_t *>(params[5]);
   const char *dt = dtypes[0];
   if (std::strcmp(dt, "float32") == 0) {
-    Run(static_cast<const float *>(params[0]), planes, n, t, out);
+    Run(static_cast<const float *>(params[0]), planes, n, t, static_cast<float *>(params[4]), out);
   } else if (std::strcmp(dt, "float64") == 0) {
-    Run(static_cast<const double *>(params[0]), planes, n, t, out);
+    Run(static_cast<const double *>(params[0]), planes, n, t, static_cast<double *>(params[4]),
+        out);
   } else if (std::strcmp(dt, "int32") == 0) {
-    Run(static_cast<const int32_t *>(params[0]), planes, n, t, out);
+    Run(static_cast<const int32_t *>(params[0]), planes, n, t, static_cast<int32_t *>(params[4]),
+        out);
   } else if (std::strcmp(dt, "int64") == 0) {
-    Run(static_cast<const int64_t *>(params[0]), planes, n, t, out);
+    Run(static_cast<const int64_t *>(params[0]), planes, n, t, static_cast<int64_t *>(params[4]),
+        out);
+  } else {
+    return kBadDtype;
+  }
+  return kOk;
+}
+
+extern "C" int ScatterPlanes(int nparam, void **params, int *ndims, int64_t **shapes,
+                             const char **dtypes, void *, void *) {
+  if (nparam != 4) return kBadArity;
+  if (std::strcmp(dtypes[1], "int64") != 0 || std::strcmp(dtypes[3], dtypes[0]) != 0)
+    return kBadDtype;
+  if (ndims[0] != 2 || ndims[1] != 2 || ndims[2] != 1 || ndims[3] != 2) return kBadShape;
+  const int64_t planes = shapes[0][0], p = shapes[0][1], s = shapes[2][0];
+  if (shapes[1][0] != planes || shapes[1][1] != p || shapes[3][0] != planes || shapes[3][1] != s)
+    return kBadShape;
+  const auto *idx = static_cast<const int64_t *>(params[1]);
+  const char *dt = dtypes[0];
+  if (std::strcmp(dt, "float16") == 0) {
+    Scatter(static_cast<const uint16_t *>(params[0]), idx, planes, p, s,
+            static_cast<uint16_t *>(params[3]));
+  } else if (std::strcmp(dt, "float32") == 0) {
+    Scatter(static_cast<const uint32_t *>(params[0]), idx, planes, p, s,
+            static_cast<uint32_t *>(params[3]));
+  } else if (std::strcmp(dt, "float64") == 0) {
+    Scatter(static_cast<const uint64_t *>(params[0]), idx, planes, p, s,
+            static_cast<uint64_t *>(params[3]));
+  } else {
+    return kBadDtype;
+  }
+  return kOk;
+}
+
+extern "C" int ScatterAddPlanes(int nparam, void **params, int *ndims, int64_t **shapes,
+                                const char **dtypes, void *, void *) {
+  if (nparam != 4) return kBadArity;
+  if (std::strcmp(dtypes[1], "int64") != 0 || std::strcmp(dtypes[3], dtypes[0]) != 0)
+    return kBadDtype;
+  if (ndims[0] != 2 || ndims[1] != 2 || ndims[3] != ndims[2] || ndims[2] < 1) return kBadShape;
+  const int64_t planes = shapes[0][0], p = shapes[0][1], s = Trailing(ndims[2], shapes[2]);
+  if (shapes[1][0] != planes || shapes[1][1] != p || shapes[2][0] != planes) return kBadShape;
+  for (int i = 0; i < ndims[2]; ++i)
+    if (shapes[3][i] != shapes[2][i]) return kBadShape;
+  const auto *idx = static_cast<const int64_t *>(params[1]);
+  if (std::strcmp(dtypes[0], "float32") == 0) {
+    ScatterAdd(static_cast<const float *>(params[0]), idx, planes, p, s,
+               static_cast<float *>(params[3]));
+  } else if (std::strcmp(dtypes[0], "float64") == 0) {
+    ScatterAdd(static_cast<const double *>(params[0]), idx, planes, p, s,
+               static_cast<double *>(params[3]));
+  } else {
+    return kBadDtype;
+  }
+  return kOk;
+}
+
+extern "C" int GatherPlanes(int nparam, void **params, int *ndims, int64_t **shapes,
+                            const char **dtypes, void *, void *) {
+  if (nparam != 3) return kBadArity;
+  if (std::strcmp(dtypes[1], "int64") != 0 || std::strcmp(dtypes[2], dtypes[0]) != 0)
+    return kBadDtype;
+  if (ndims[0] != 2 || ndims[1] != 2 || ndims[2] != 2) return kBadShape;
+  const int64_t planes = shapes[0][0], s = shapes[0][1], p = shapes[1][1];
+  if (shapes[1][0] != planes || shapes[2][0] != planes || shapes[2][1] != p) return kBadShape;
+  const auto *idx = static_cast<const int64_t *>(params[1]);
+  const char *dt = dtypes[0];
+  if (std::strcmp(dt, "float16") == 0) {
+    Gather(static_cast<const uint16_t *>(params[0]), idx, planes, p, s,
+           static_cast<uint16_t *>(params[2]));
+  } else if (std::strcmp(dt, "float32") == 0) {
+    Gather(static_cast<const uint32_t *>(params[0]), idx, planes, p, s,
+           static_cast<uint32_t *>(params[2]));
+  } else if (std::strcmp(dt, "float64") == 0) {
+    Gather(static_cast<const uint64_t *>(params[0]), idx, planes, p, s,
+           static_cast<uint64_t *>(params[2]));
   } else {
     return kBadDtype;
   }

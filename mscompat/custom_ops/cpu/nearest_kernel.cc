@@ -1,0 +1,199 @@
+// Nearest-neighbour resampling (interpolate mode='nearest' / 'nearest-exact', upsample_nearest)
+// for MindSpore's ops.Custom(func_type="aot").
+//
+// The source index of every output position along each axis is computed in Python with
+// PyTorch's rule (mscompat/shape/interpolate.py) and passed as tables; the kernels only copy
+// and accumulate.
+//
+//   NearestGather(x, t0, t1, t2) -> y
+//     x:  (B, n0, n1, n2) planes, any 2/4/8-byte dtype (1-D/2-D: n0 = n1 = 1)
+//     ti: (Oi,) int64 source index along dim i
+//     y:  (B, O0, O1, O2), y[b, i, j, k] = x[b, t0[i], t1[j], t2[k]]
+//
+//   NearestScatterAdd(dy, x, t0, t1, t2) -> dx
+//     the backward, PyTorch's loop: dx = 0, then dx[b, t0[i], t1[j], t2[k]] += dy[b, i, j, k]
+//     in output order; float32/float64 (x is read for its shape only).
+//
+// Calling convention (MindSpore aot): int Fn(int nparam, void **params, int *ndims,
+// int64_t **shapes, const char **dtypes, void *stream, void *extra); params holds the inputs,
+// then the outputs. Planes are split over threads (MSCOMPAT_NUM_THREADS caps them).
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+namespace {
+
+constexpr int kOk = 0;
+constexpr int kBadArity = 1;
+constexpr int kBadDtype = 2;
+constexpr int kBadShape = 3;
+
+int NumThreads(int64_t work) {
+  if (work < (1 << 16)) return 1;
+  int hw = static_cast<int>(std::thread::hardware_concurrency());
+  if (hw <= 0) hw = 1;
+  if (const char *env = std::getenv("MSCOMPAT_NUM_THREADS")) {
+    int cap = std::atoi(env);
+    if (cap > 0) hw = std::min(hw, cap);
+  }
+  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(hw, work / (1 << 15))));
+}
+
+template <typename F>
+void ParallelFor(int64_t n, int64_t work, F body) {
+  int threads = static_cast<int>(std::min<int64_t>(NumThreads(work), n));
+  if (threads <= 1) {
+    body(0, n);
+    return;
+  }
+  std::vector<std::thread> pool;
+  int64_t chunk = (n + threads - 1) / threads;
+  for (int i = 1; i < threads; ++i) {
+    int64_t begin = std::min(n, i * chunk), end = std::min(n, begin + chunk);
+    pool.emplace_back([=] { body(begin, end); });
+  }
+  body(0, std::min(n, chunk));
+  for (auto &th : pool) th.join();
+}
+
+struct Geometry {
+  int64_t planes, n[3], o[3];
+  const int64_t *t[3];
+};
+
+// Rows (b, i, j) of the output; a row whose source row equals the previous one is a memcpy.
+template <typename T>
+void Gather(const T *x, const Geometry &g, T *y) {
+  const int64_t rows = g.planes * g.o[0] * g.o[1];
+  const int64_t o2 = g.o[2], n2 = g.n[2];
+  const int64_t *t2 = g.t[2];
+  bool twice = o2 == 2 * n2;  // exact doubling: y[2k] = y[2k + 1] = x[k]
+  for (int64_t k = 0; twice && k < o2; ++k) twice = t2[k] == (k >> 1);
+  ParallelFor(rows, rows * o2, [=, &g](int64_t begin, int64_t end) {
+    const T *prev_src = nullptr;
+    const T *prev_out = nullptr;
+    for (int64_t row = begin; row < end; ++row) {
+      const int64_t b = row / (g.o[0] * g.o[1]);
+      const int64_t ij = row % (g.o[0] * g.o[1]);
+      const int64_t i = ij / g.o[1], j = ij % g.o[1];
+      const T *src = x + ((b * g.n[0] + g.t[0][i]) * g.n[1] + g.t[1][j]) * n2;
+      T *dst = y + row * o2;
+      if (src == prev_src) {
+        std::memcpy(dst, prev_out, sizeof(T) * o2);
+      } else if (twice) {
+        for (int64_t k = 0; k < n2; ++k) {
+          dst[2 * k] = src[k];
+          dst[2 * k + 1] = src[k];
+        }
+      } else {
+        for (int64_t k = 0; k < o2; ++k) dst[k] = src[t2[k]];
+      }
+      prev_src = src;
+      prev_out = dst;
+    }
+  });
+}
+
+template <typename T>
+void ScatterAdd(const T *dy, const Geometry &g, T *dx) {
+  const int64_t plane_in = g.n[0] * g.n[1] * g.n[2];
+  const int64_t plane_out = g.o[0] * g.o[1] * g.o[2];
+  ParallelFor(g.planes, g.planes * (plane_in + plane_out), [=, &g](int64_t begin, int64_t end) {
+    std::fill(dx + begin * plane_in, dx + end * plane_in, T(0));
+    for (int64_t b = begin; b < end; ++b) {
+      const T *src = dy + b * plane_out;
+      T *dst = dx + b * plane_in;
+      for (int64_t i = 0; i < g.o[0]; ++i) {
+        for (int64_t j = 0; j < g.o[1]; ++j) {
+          T *line = dst + (g.t[0][i] * g.n[1] + g.t[1][j]) * g.n[2];
+          const T *in = src + (i * g.o[1] + j) * g.o[2];
+          for (int64_t k = 0; k < g.o[2]; ++k) line[g.t[2][k]] += in[k];
+        }
+      }
+    }
+  });
+}
+
+// Reads the three tables (params[first..first+2]) and checks them against the input sizes.
+int ReadGeometry(void **params, int *ndims, int64_t **shapes, const char **dtypes,
+                 int x_at, int first, Geometry *g) {
+  if (ndims[x_at] != 4) return kBadShape;
+  g->planes = shapes[x_at][0];
+  for (int i = 0; i < 3; ++i) {
+    g->n[i] = shapes[x_at][i + 1];
+    if (ndims[first + i] != 1 || std::strcmp(dtypes[first + i], "int64") != 0) return kBadShape;
+    g->o[i] = shapes[first + i][0];
+    g->t[i] = static_cast<const int64_t *>(params[first + i]);
+    for (int64_t k = 0; k < g->o[i]; ++k)
+      if (g->t[i][k] < 0 || g->t[i][k] >= g->n[i]) return kBadShape;
+  }
+  return kOk;
+}
+
+bool IsOutShape(int nd, const int64_t *shape, const Geometry &g, bool input_side) {
+  if (nd != 4 || shape[0] != g.planes) return false;
+  for (int i = 0; i < 3; ++i)
+    if (shape[i + 1] != (input_side ? g.n[i] : g.o[i])) return false;
+  return true;
+}
+
+size_t ElementSize(const char *dt) {
+  if (!std::strcmp(dt, "float16") || !std::strcmp(dt, "int16") || !std::strcmp(dt, "uint16") ||
+      !std::strcmp(dt, "bfloat16"))
+    return 2;
+  if (!std::strcmp(dt, "float32") || !std::strcmp(dt, "int32") || !std::strcmp(dt, "uint32"))
+    return 4;
+  if (!std::strcmp(dt, "float64") || !std::strcmp(dt, "int64") || !std::strcmp(dt, "uint64"))
+    return 8;
+  if (!std::strcmp(dt, "int8") || !std::strcmp(dt, "uint8") || !std::strcmp(dt, "bool")) return 1;
+  return 0;
+}
+
+}  // namespace
+
+extern "C" int NearestGather(int nparam, void **params, int *ndims, int64_t **shapes,
+                             const char **dtypes, void *, void *) {
+  if (nparam != 5) return kBadArity;
+  Geometry g;
+  if (int rc = ReadGeometry(params, ndims, shapes, dtypes, 0, 1, &g)) return rc;
+  if (!IsOutShape(ndims[4], shapes[4], g, false)) return kBadShape;
+  if (std::strcmp(dtypes[4], dtypes[0]) != 0) return kBadDtype;
+  switch (ElementSize(dtypes[0])) {
+    case 1:
+      Gather(static_cast<const uint8_t *>(params[0]), g, static_cast<uint8_t *>(params[4]));
+      return kOk;
+    case 2:
+      Gather(static_cast<const uint16_t *>(params[0]), g, static_cast<uint16_t *>(params[4]));
+      return kOk;
+    case 4:
+      Gather(static_cast<const uint32_t *>(params[0]), g, static_cast<uint32_t *>(params[4]));
+      return kOk;
+    case 8:
+      Gather(static_cast<const uint64_t *>(params[0]), g, static_cast<uint64_t *>(params[4]));
+      return kOk;
+    default:
+      return kBadDtype;
+  }
+}
+
+extern "C" int NearestScatterAdd(int nparam, void **params, int *ndims, int64_t **shapes,
+                                 const char **dtypes, void *, void *) {
+  if (nparam != 6) return kBadArity;
+  Geometry g;
+  if (int rc = ReadGeometry(params, ndims, shapes, dtypes, 1, 2, &g)) return rc;
+  if (!IsOutShape(ndims[0], shapes[0], g, false) || !IsOutShape(ndims[5], shapes[5], g, true))
+    return kBadShape;
+  if (std::strcmp(dtypes[5], dtypes[0]) != 0) return kBadDtype;
+  if (!std::strcmp(dtypes[0], "float32")) {
+    ScatterAdd(static_cast<const float *>(params[0]), g, static_cast<float *>(params[5]));
+  } else if (!std::strcmp(dtypes[0], "float64")) {
+    ScatterAdd(static_cast<const double *>(params[0]), g, static_cast<double *>(params[5]));
+  } else {
+    return kBadDtype;
+  }
+  return kOk;
+}
