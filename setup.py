@@ -76,8 +76,15 @@ setup(
         Extension(
             f"mscompat.custom_ops._{_name(src)}_cpu",
             sources=[str(src.relative_to(HERE))],
+            depends=[str(h.relative_to(HERE)) for h in sorted(src.parent.glob("*.h"))],
             language="c++",
-            extra_compile_args=["-std=c++17", "-O3", "-D_GLIBCXX_USE_CXX11_ABI=0", "-pthread"],
+            extra_compile_args=[
+                "-std=c++17",
+                "-O3",
+                "-ffp-contract=off",
+                "-D_GLIBCXX_USE_CXX11_ABI=0",
+                "-pthread",
+            ],
             extra_link_args=["-pthread", *LIBMVEC],
             optional=True,
         )

@@ -42,11 +42,6 @@ SKIP_DTYPES = {
     "on the (2, 3, 345, 456) sample and its backward corrupts the heap (process abort)",
 }
 
-_FMA = (
-    "PyTorch's vectorized float32 kernel fuses multiply-adds in its coordinate and gradient "
-    "arithmetic; the native kernel (ops.grid_sample) does not: at this size ~2,000 of 943,920 "
-    "outputs differ by up to 4e-3 and the grid gradient (values ~1e3) by float32 cancellation"
-)
 _SUM_ORDER = "gradient summed in another order: max abs error 7e-5 on O(1) values"
 _HALF_ORDER = (
     "float16 bicubic 345x456 -> 270x270: 900 of 437,400 outputs differ by 1-2 float16 ulps "
@@ -57,8 +52,6 @@ _TORCH_RAISES = "PyTorch itself raises NotImplementedError (antialias has no flo
 #: (OpInfo key, dtype, sample index) -> why the sample is expected to fail. All are PyTorch's
 #: (2, 3, 345, 456) "large input" samples.
 KNOWN = {
-    **{("nn.functional.grid_sample", "float32", i): _FMA for i in (0, 1, 2, 3, 4, 5)},
-    **{("nn.functional.grid_sample", "float32", i): _FMA for i in (12, 13, 14, 15, 16, 17)},
     ("nn.functional.interpolate.bicubic", "float16", 24): _TORCH_RAISES,
     ("nn.functional.interpolate.bicubic", "float16", 26): _TORCH_RAISES,
     ("nn.functional.interpolate.bicubic", "float16", 25): _HALF_ORDER,

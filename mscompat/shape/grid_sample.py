@@ -19,9 +19,11 @@ from typing import Callable, List, Optional, Tuple
 import mindspore as ms
 import numpy as np
 from mindspore import Tensor, ops
+from mindspore.ops import constexpr
 
 from mscompat._checks import check_float_tensor
-from mscompat.custom_ops.registry import dispatch, register
+from mscompat.custom_ops import grid_sample as _grid_kernels
+from mscompat.custom_ops.registry import device_target, dispatch, register
 
 __all__ = ["grid_sample"]
 
@@ -339,12 +341,59 @@ def _probe_native() -> None:
     "shape.grid_sample",
     "native",
     probe=_probe_native,
-    note="ops.grid_sample (GridSampler2D/3D) for mode='bilinear' in float32, and float64 5-D",
+    note="ops.grid_sample (GridSampler2D/3D) for mode='bilinear' in float32, and float64 5-D; "
+    "other calls go to the composite",
 )
 def _grid_sample_native(
     input: Tensor, grid: Tensor, mode: str, padding_mode: str, align_corners: bool
 ) -> Tensor:
-    return ops.grid_sample(input, grid, mode, padding_mode, align_corners)
+    if _native_matches(input, mode):
+        return ops.grid_sample(input, grid, mode, padding_mode, align_corners)
+    return _grid_sample_composite(input, grid, mode, padding_mode, align_corners)
+
+
+#: Whether the native backend passed its probe (set by the aot probe, read while tracing).
+_NATIVE_STATE = {"ok": False}
+
+
+def _probe_aot() -> None:
+    """The kernel must load and pass its self-check; records whether the native kernel (used
+    by the aot backend for 5-D and float16 input) is usable too."""
+    _grid_kernels.probe()
+    try:
+        _probe_native()
+        _NATIVE_STATE["ok"] = True
+    except Exception:  # noqa: BLE001 - any failure means: not usable here
+        _NATIVE_STATE["ok"] = False
+
+
+@constexpr
+def _options(mode: str, padding_mode: str, align_corners: bool) -> Tensor:
+    return Tensor(_grid_kernels.options(mode, padding_mode, align_corners))
+
+
+@constexpr
+def _native_usable() -> bool:
+    return _NATIVE_STATE["ok"]
+
+
+@register(
+    "shape.grid_sample",
+    "aot",
+    devices=("CPU",),
+    probe=_probe_aot,
+    note="4-D float32/float64: C++ port of PyTorch's CPU kernel (its arithmetic, forward and "
+    "backward); 5-D and float16 as the native backend",
+)
+def _grid_sample_aot(
+    input: Tensor, grid: Tensor, mode: str, padding_mode: str, align_corners: bool
+) -> Tensor:
+    if input.ndim == 4 and (input.dtype == ms.float32 or input.dtype == ms.float64):
+        op = _grid_kernels.KERNELS[device_target()]["GridSample2d"]
+        return op(input, grid, _options(mode, padding_mode, align_corners))
+    if _native_usable():
+        return _grid_sample_native(input, grid, mode, padding_mode, align_corners)
+    return _grid_sample_composite(input, grid, mode, padding_mode, align_corners)
 
 
 def _native_matches(input: Tensor, mode: str) -> bool:
@@ -420,8 +469,11 @@ def grid_sample(
             spatial dim of ``input``.
 
     .. note::
-        Uses MindSpore's ``GridSampler2D/3D`` kernel where it gives PyTorch's numbers
-        (``'bilinear'``, float32, and float64 5-D; see :doc:`/api/custom_ops`), else the composite.
+        On CPU, 4-D float32/float64 input runs a C++ port of PyTorch's CPU kernel (``aot``,
+        its arithmetic: bit-identical outputs and grid gradients on PyTorch's samples). Else
+        MindSpore's ``GridSampler2D/3D`` kernel where it gives PyTorch's numbers
+        (``'bilinear'``, float32, and float64 5-D; see :doc:`/api/custom_ops`), else the
+        composite.
 
     Example:
         >>> import mindspore as ms
@@ -470,9 +522,7 @@ def grid_sample(
         out_shape = (input.shape[0], input.shape[1]) + tuple(grid.shape[1:4])
     if 0 in out_shape:
         return ops.zeros(out_shape, input.dtype)
-    if _native_matches(input, mode):
-        return dispatch("shape.grid_sample")(input, grid, mode, padding_mode, align_corners)
-    return _grid_sample_composite(input, grid, mode, padding_mode, align_corners)
+    return dispatch("shape.grid_sample")(input, grid, mode, padding_mode, align_corners)
 
 
 def _check_grid(input: Tensor, grid: Tensor, mode: str) -> Tensor:

@@ -1,0 +1,105 @@
+// grid_sample on 4-D input (torch.nn.functional.grid_sample, bilinear / nearest / bicubic,
+// zeros / border / reflection padding, align_corners) for ops.Custom(func_type="aot").
+//
+// PyTorch's CPU path for 4-D input is its vectorized kernel (aten/src/ATen/native/cpu/
+// GridSamplerKernel.cpp); this file follows its arithmetic operation by operation, including
+// the fused multiply-adds its compiler forms (unnormalize `(g + 1) * s - 0.5`, the reflection
+// fold, the interpolation sums, the grid-gradient accumulations), its clip (NaN -> 0), its
+// float -> int conversion (out of range -> the lowest integer, then masked as outside) and,
+// in the backward, its order of accumulation into grad_input (points in blocks of one
+// 512-bit vector: per channel, corner by corner over the block).
+//
+//   GridSample2d(x, grid, opts) -> y
+//     x: (N, C, H, W) float32/float64;  grid: (N, Ho, Wo, 2), x's dtype
+//     opts: (3,) int64 [mode (0 bilinear, 1 nearest, 2 bicubic), padding (0 zeros,
+//           1 border, 2 reflection), align_corners (0/1)]
+//     y: (N, C, Ho, Wo)
+//   GridSample2dBackward(dy, x, grid, opts) -> (dx, dgrid)
+//
+// Calling convention (MindSpore aot): int Fn(int nparam, void **params, int *ndims,
+// int64_t **shapes, const char **dtypes, void *stream, void *extra); params holds the inputs,
+// then the outputs. Work is split over threads (MSCOMPAT_NUM_THREADS caps them): the forward
+// over (batch, blocks of points), the backward over the batch, as PyTorch.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <initializer_list>
+#include <limits>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+
+#define MSCOMPAT_GS_NS mscompat_gs_generic
+#include "grid_sample_impl.h"
+#undef MSCOMPAT_GS_NS
+
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(MSCOMPAT_GS_NO_FMA_PATH)
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+#define MSCOMPAT_GS_NS mscompat_gs_fma
+#include "grid_sample_impl.h"
+#undef MSCOMPAT_GS_NS
+#pragma GCC pop_options
+#define MSCOMPAT_GS_HAVE_FMA_PATH 1
+#endif
+
+namespace {
+
+constexpr int kBadArity = mscompat_gs_generic::kBadArity;
+constexpr int kBadDtype = mscompat_gs_generic::kBadDtype;
+
+bool AllDtype(const char **dtypes, std::initializer_list<int> at, const char *want) {
+  for (int i : at)
+    if (std::strcmp(dtypes[i], want) != 0) return false;
+  return true;
+}
+
+
+#ifdef MSCOMPAT_GS_HAVE_FMA_PATH
+bool UseFma() {
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return has;
+}
+#endif
+
+template <typename T>
+int Forward(void **params, int *ndims, int64_t **shapes) {
+#ifdef MSCOMPAT_GS_HAVE_FMA_PATH
+  if (UseFma()) return mscompat_gs_fma::RunForward<T>(params, ndims, shapes);
+#endif
+  return mscompat_gs_generic::RunForward<T>(params, ndims, shapes);
+}
+
+template <typename T>
+int Backward(void **params, int *ndims, int64_t **shapes) {
+#ifdef MSCOMPAT_GS_HAVE_FMA_PATH
+  if (UseFma()) return mscompat_gs_fma::RunBackward<T>(params, ndims, shapes);
+#endif
+  return mscompat_gs_generic::RunBackward<T>(params, ndims, shapes);
+}
+
+}  // namespace
+
+extern "C" int GridSample2d(int nparam, void **params, int *ndims, int64_t **shapes,
+                            const char **dtypes, void *, void *) {
+  if (nparam != 4) return kBadArity;
+  if (std::strcmp(dtypes[2], "int64") != 0) return kBadDtype;
+  if (AllDtype(dtypes, {0, 1, 3}, "float32")) return Forward<float>(params, ndims, shapes);
+  if (AllDtype(dtypes, {0, 1, 3}, "float64")) return Forward<double>(params, ndims, shapes);
+  return kBadDtype;
+}
+
+extern "C" int GridSample2dBackward(int nparam, void **params, int *ndims, int64_t **shapes,
+                                    const char **dtypes, void *, void *) {
+  if (nparam != 6) return kBadArity;
+  if (std::strcmp(dtypes[3], "int64") != 0) return kBadDtype;
+  if (AllDtype(dtypes, {0, 1, 2, 4, 5}, "float32"))
+    return Backward<float>(params, ndims, shapes);
+  if (AllDtype(dtypes, {0, 1, 2, 4, 5}, "float64"))
+    return Backward<double>(params, ndims, shapes);
+  return kBadDtype;
+}

@@ -1,0 +1,157 @@
+"""The unpooling, nearest and grid_sample kernels (``custom_ops/cpu/pool_kernel.cc``,
+``nearest_kernel.cc``, ``grid_sample_kernel.cc``) on inputs the op database does not build:
+duplicate and out-of-range unpooling indices, float16 nearest gradients, PyTorch's "large"
+grid_sample sample and NaN / far-outside grids. Compared with torch 2.13 CPU exactly where the
+kernels reproduce PyTorch's arithmetic, PyNative and graph mode.
+"""
+
+from __future__ import annotations
+
+import mindspore as ms
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from mscompat.custom_ops import aot, use_backend, which
+from mscompat.shape import grid_sample, interpolate, max_unpool2d
+
+
+def _built() -> bool:
+    try:
+        for name in ("pool", "nearest", "grid_sample"):
+            aot.kernel_path(name, "CPU")
+    except aot.KernelUnavailableError:
+        return False
+    return True
+
+
+pytestmark = pytest.mark.skipif(not _built(), reason="CPU kernels not built")
+
+
+def _grads(fn, args, cotangent, argnums, graph):
+    def loss(*a):
+        return (fn(*a) * ms.Tensor(cotangent)).sum()
+
+    g = ms.grad(loss, grad_position=argnums)
+    g = ms.jit(g) if graph else g
+    out = g(*[ms.Tensor(a) for a in args])
+    return [t.asnumpy() for t in (out if isinstance(out, tuple) else (out,))]
+
+
+@pytest.mark.parametrize("op", ["shape.max_unpool2d", "shape.interpolate", "shape.grid_sample"])
+def test_aot_is_chosen_on_cpu(op):
+    assert which(op).backend == "aot"
+
+
+def _unpool(x, idx):
+    return max_unpool2d(x, idx, 2, output_size=(4, 4))
+
+
+@pytest.mark.parametrize("backend", ["aot", "composite"])
+def test_unpool_duplicates_last_wins_and_gradient_gathers(backend):
+    x = np.arange(1, 9, dtype=np.float32).reshape(1, 2, 2, 2)
+    idx = np.array([[[[5, 5], [0, 5]], [[15, 3], [3, 3]]]], np.int64)  # repeated positions
+    ct = np.random.default_rng(0).standard_normal((1, 2, 4, 4)).astype(np.float32)
+    tx = torch.from_numpy(x).requires_grad_()
+    want = F.max_unpool2d(tx, torch.from_numpy(idx), 2, output_size=(4, 4))
+    want.backward(torch.from_numpy(ct))
+    want = want.detach()
+    with use_backend(backend, "shape.max_unpool2d"):
+        for graph in (False, True):
+            fn = ms.jit(_unpool) if graph else _unpool
+            got = fn(ms.Tensor(x), ms.Tensor(idx)).asnumpy()
+            np.testing.assert_array_equal(got, want.numpy())
+            (dx,) = _grads(_unpool, (x, idx), ct, (0,), graph)
+            np.testing.assert_array_equal(dx, tx.grad.numpy())
+
+
+def test_unpool_out_of_range_index_is_dropped():
+    """PyTorch raises; both backends drop the value (documented) and give it no gradient."""
+    x = np.ones((1, 1, 1, 2), np.float32)
+    idx = np.array([[[[1, 99]]]], np.int64)
+    for backend in ("aot", "composite"):
+        with use_backend(backend, "shape.max_unpool2d"):
+            got = max_unpool2d(ms.Tensor(x), ms.Tensor(idx), 2, output_size=(2, 4)).asnumpy()
+        assert got.reshape(-1).tolist() == [0.0, 1.0] + [0.0] * 6
+
+
+def _nearest(x):
+    return interpolate(x, size=(7, 10), mode="nearest")
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("graph", [False, True])
+def test_nearest_kernel_matches_torch_exactly(dtype, graph):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((2, 3, 5, 4)).astype(dtype)
+    ct = rng.standard_normal((2, 3, 7, 10)).astype(dtype)
+    tx = torch.from_numpy(x).requires_grad_()
+    ty = F.interpolate(tx, size=(7, 10), mode="nearest")
+    ty.backward(torch.from_numpy(ct))
+    fn = ms.jit(_nearest) if graph else _nearest
+    np.testing.assert_array_equal(fn(ms.Tensor(x)).asnumpy(), ty.detach().numpy())
+    # float16: PyTorch accumulates the repeated gradients in float32 and rounds once.
+    (dx,) = _grads(_nearest, (x,), ct, (0,), graph)
+    np.testing.assert_array_equal(dx, tx.grad.numpy())
+
+
+_LARGE = {}
+
+
+def _large(dtype):
+    """PyTorch's OpInfo "large" grid_sample sample: (2, 3, 345, 456) -> (270, 270)."""
+    if dtype not in _LARGE:
+        rng = np.random.default_rng(2)
+        x = rng.standard_normal((2, 3, 345, 456)).astype(dtype)
+        g = rng.uniform(-1.3, 1.3, (2, 270, 270, 2)).astype(dtype)
+        ct = rng.standard_normal((2, 3, 270, 270)).astype(dtype)
+        _LARGE[dtype] = (x, g, ct)
+    return _LARGE[dtype]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
+@pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
+def test_grid_sample_kernel_bit_identical_to_torch(dtype, mode, padding):
+    x, g, ct = _large(dtype)
+    align = padding == "border"
+    tx = torch.from_numpy(x).requires_grad_()
+    tg = torch.from_numpy(g).requires_grad_()
+    ty = F.grid_sample(tx, tg, mode, padding, align)
+    ty.backward(torch.from_numpy(ct))
+
+    def fn(a, b):
+        return grid_sample(a, b, mode, padding, align)
+
+    np.testing.assert_array_equal(fn(ms.Tensor(x), ms.Tensor(g)).asnumpy(), ty.detach().numpy())
+    dx, dg = _grads(fn, (x, g), ct, (0, 1), False)
+    np.testing.assert_array_equal(dg, tg.grad.numpy())
+    # The input gradient is summed in PyTorch's order up to a few elements (one rounding).
+    close = np.isclose(dx, tx.grad.numpy(), rtol=1e-6 if dtype == "float32" else 1e-14, atol=0)
+    assert close.mean() > 0.9997 and np.allclose(dx, tx.grad.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def _gs_zeros(a, b):
+    return grid_sample(a, b, "bilinear", "zeros", False)
+
+
+def _gs_border(a, b):
+    return grid_sample(a, b, "bicubic", "border", True)
+
+
+@pytest.mark.parametrize(
+    "fn, mode, padding, align",
+    [
+        (_gs_zeros, "bilinear", "zeros", False),
+        (_gs_border, "bicubic", "border", True),
+    ],
+)
+def test_grid_sample_nan_and_far_points_graph(fn, mode, padding, align):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((1, 2, 5, 6)).astype(np.float32)
+    g = rng.uniform(-1, 1, (1, 3, 4, 2)).astype(np.float32)
+    g[0, 0, :, 0] = [np.nan, 1e30, -1e30, 3.0]
+    want = F.grid_sample(torch.from_numpy(x), torch.from_numpy(g), mode, padding, align)
+    got = ms.jit(fn)(ms.Tensor(x), ms.Tensor(g)).asnumpy()
+    np.testing.assert_array_equal(got, want.numpy())
