@@ -13,6 +13,11 @@ Bin ``i`` of a dim of input length :math:`L` and output length :math:`O` covers
 and indices are flat positions in each ``(N, C)`` plane of the input, int64, as PyTorch's.
 An output size of 1 everywhere is the migration guide's ReduceMean/ReduceMax with
 ``keep_dims=True`` (taken automatically).
+
+Backends: average pooling runs the composite (averaging MatMul / ReduceMean) first, because it
+measured faster than MindSpore's AdaptiveAvgPool2D/3D kernels in graph mode (those stay
+selectable as ``native``); max pooling runs the ``aot`` kernel on CPU (PyTorch's scan of each
+bin in C++, ``custom_ops/cpu/pool_kernel.cc``), else separable gathers.
 """
 
 from __future__ import annotations

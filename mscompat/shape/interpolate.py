@@ -11,6 +11,11 @@ PyTorch's CPU arithmetic (coordinates in float32 for float16/float32 inputs, flo
 float64), and applied with MindSpore ops: a broadcast (integer nearest upsampling), a gather
 (other nearest), a reshape-mean (area with an integer ratio) or a matrix product with the
 ``(out, in)`` weight matrix (linear, bicubic, antialias, area). Gradients follow automatically.
+
+Backends (``shape.interpolate``): on CPU the ``aot`` kernel (``custom_ops/cpu/nearest_kernel.cc``)
+runs ``nearest``/``nearest-exact`` with the same index tables and PyTorch's scatter-add
+backward; ``ops.interpolate`` (``native``) runs float32 linear modes where its rounding gives
+PyTorch's numbers; everything else is the composite above.
 """
 
 from __future__ import annotations

@@ -15,6 +15,10 @@ Output length of a dim of input length :math:`L`:
     \\right\\rfloor + 1
 
 minus one when ``ceil_mode`` and :math:`(L_{out} - 1)s \\ge L + p`.
+
+Backends: on CPU the ``aot`` kernels (``custom_ops/cpu/pool_kernel.cc``) run PyTorch's loops for
+pooling (values and indices; backward: each window's gradient added to its pick) and unpooling
+(backward: a gather); elsewhere the composite (window gathers, ``tensor_scatter_elements``).
 """
 
 from __future__ import annotations
