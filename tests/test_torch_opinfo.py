@@ -1,10 +1,11 @@
 """PyTorch's own OpInfo sample inputs (``torch.testing._internal.common_methods_invocations``) for
 every op of ``mscompat.shape`` that PyTorch describes, run through mscompat in PyNative mode and
 compared with PyTorch: outputs and gradients, float16/32/64 (and int32/int64 where PyTorch
-supports them), with the tolerance table's tolerances.
+supports them), with the tolerance table's tolerances; and in graph mode (``ms.jit``) for every
+100th sample (the first always) in float32.
 
-Our own op database (tests/test_op_db.py) covers graph mode and the edge cases we chose; this
-file checks the inputs PyTorch chose. Samples that are known to differ are listed in ``KNOWN``
+Our own op database (tests/test_op_db.py) covers graph mode for every entry and the edge cases we
+chose; this file checks the inputs PyTorch chose. Samples that are known to differ are listed in ``KNOWN``
 with the reason and are expected to fail (so a fix shows up as an unexpected pass). The very
 large max-pooling and unfold families are sampled with a stride to keep the suite's time.
 """
@@ -75,7 +76,27 @@ def _params():
 
 @pytest.mark.parametrize("key, dtype", list(_params()))
 def test_torch_samples(key, dtype):
-    stride = STRIDE.get(key, 1)
+    _check_samples(key, dtype, STRIDE.get(key, 1), ("pynative",))
+
+
+#: Graph mode compiles every sample: every GRAPH_STRIDE-th sample (the first always), float32.
+GRAPH_STRIDE = 100
+
+
+def _graph_params():
+    for key in sorted(TORCH_OPINFO_MAP):
+        theirs = supported_dtypes(key)
+        dtype = next((d for d in ("float32",) + DTYPES if d in theirs), None)
+        if dtype is not None:
+            yield pytest.param(key, dtype, id=f"{key}-{dtype}")
+
+
+@pytest.mark.parametrize("key, dtype", list(_graph_params()))
+def test_torch_samples_graph(key, dtype):
+    _check_samples(key, dtype, GRAPH_STRIDE, ("graph",))
+
+
+def _check_samples(key, dtype, stride, modes):
     unexpected, fixed, ran = [], [], 0
     for case in torch_opinfo_cases([key], dtypes=[dtype]):
         if case.opinfo != key or case.index % stride:
@@ -83,7 +104,7 @@ def test_torch_samples(key, dtype):
         ran += 1
         known = KNOWN.get((key, dtype, case.index))
         try:
-            check_case(case)
+            check_case(case, modes)
         except ParityError as exc:
             if known is None:
                 unexpected.append(f"{case.describe()}\n{exc}")
