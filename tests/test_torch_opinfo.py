@@ -5,9 +5,9 @@ supports them), with the tolerance table's tolerances; and in graph mode (``ms.j
 100th sample (the first always) in float32.
 
 Our own op database (tests/test_op_db.py) covers graph mode for every entry and the edge cases we
-chose; this file checks the inputs PyTorch chose. Samples that are known to differ are listed in ``KNOWN``
-with the reason and are expected to fail (so a fix shows up as an unexpected pass). The very
-large max-pooling and unfold families are sampled with a stride to keep the suite's time.
+chose; this file checks the inputs PyTorch chose. Samples that are known to differ are listed in
+``KNOWN`` with the reason and are expected to fail (so a fix shows up as an unexpected pass). The
+very large max-pooling and unfold families are sampled with a stride to keep the suite's time.
 """
 
 from __future__ import annotations
