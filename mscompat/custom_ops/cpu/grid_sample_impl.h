@@ -15,32 +15,9 @@ constexpr int kBadOption = 4;
 enum Mode { kBilinear = 0, kNearest = 1, kBicubic = 2 };
 enum Padding { kZeros = 0, kBorder = 1, kReflection = 2 };
 
-int NumThreads(int64_t work) {
-  if (work < (1 << 15)) return 1;
-  int hw = static_cast<int>(std::thread::hardware_concurrency());
-  if (hw <= 0) hw = 1;
-  if (const char *env = std::getenv("MSCOMPAT_NUM_THREADS")) {
-    int cap = std::atoi(env);
-    if (cap > 0) hw = std::min(hw, cap);
-  }
-  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(hw, work / (1 << 14))));
-}
-
 template <typename F>
 void ParallelFor(int64_t n, int64_t work, F body) {
-  int threads = static_cast<int>(std::min<int64_t>(NumThreads(work), n));
-  if (threads <= 1) {
-    body(0, n);
-    return;
-  }
-  std::vector<std::thread> pool;
-  int64_t chunk = (n + threads - 1) / threads;
-  for (int i = 1; i < threads; ++i) {
-    int64_t begin = std::min(n, i * chunk), end = std::min(n, begin + chunk);
-    pool.emplace_back([=] { body(begin, end); });
-  }
-  body(0, std::min(n, chunk));
-  for (auto &th : pool) th.join();
+  mscompat::ParallelFor(n, work, 1 << 15, 1 << 14, body);
 }
 
 // One fused multiply-add, a * b + c with one rounding (the instruction where the CPU has it).

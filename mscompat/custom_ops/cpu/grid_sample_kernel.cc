@@ -32,6 +32,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "parallel.h"
+
 
 #define MSCOMPAT_GS_NS mscompat_gs_generic
 #include "grid_sample_impl.h"
