@@ -23,7 +23,7 @@ from mindspore.ops import constexpr
 
 from mscompat._checks import check_float_tensor
 from mscompat.custom_ops import grid_sample as _grid_kernels
-from mscompat.custom_ops.registry import device_target, dispatch, register
+from mscompat.custom_ops.registry import available, device_target, dispatch, register
 
 __all__ = ["grid_sample"]
 
@@ -352,21 +352,6 @@ def _grid_sample_native(
     return _grid_sample_composite(input, grid, mode, padding_mode, align_corners)
 
 
-#: Whether the native backend passed its probe (set by the aot probe, read while tracing).
-_NATIVE_STATE = {"ok": False}
-
-
-def _probe_aot() -> None:
-    """The kernel must load and pass its self-check; records whether the native kernel (used
-    by the aot backend for 5-D and float16 input) is usable too."""
-    _grid_kernels.probe()
-    try:
-        _probe_native()
-        _NATIVE_STATE["ok"] = True
-    except Exception:  # noqa: BLE001 - any failure means: not usable here
-        _NATIVE_STATE["ok"] = False
-
-
 @constexpr
 def _options(mode: str, padding_mode: str, align_corners: bool) -> Tensor:
     return Tensor(_grid_kernels.options(mode, padding_mode, align_corners))
@@ -374,14 +359,15 @@ def _options(mode: str, padding_mode: str, align_corners: bool) -> Tensor:
 
 @constexpr
 def _native_usable() -> bool:
-    return _NATIVE_STATE["ok"]
+    """Whether the native backend passed its probe (the registry's cached result)."""
+    return available("shape.grid_sample", "native")[0]
 
 
 @register(
     "shape.grid_sample",
     "aot",
     devices=("CPU",),
-    probe=_probe_aot,
+    probe=_grid_kernels.probe,
     note="4-D float32/float64: C++ port of PyTorch's CPU kernel (its arithmetic, forward and "
     "backward); 5-D and float16 as the native backend",
 )

@@ -31,7 +31,7 @@ from mindspore.ops import constexpr
 
 from mscompat._checks import check_float_tensor, is_int
 from mscompat.custom_ops import nearest as _nearest_kernels
-from mscompat.custom_ops.registry import device_target, dispatch, register
+from mscompat.custom_ops.registry import available, device_target, dispatch, register
 from mscompat.shape.adaptive_pool import _avg_composite as adaptive_avg_composite
 
 __all__ = [
@@ -599,20 +599,6 @@ def _interpolate_native(
 
 # ----------------------------------------------------------------------------- aot kernel
 
-#: Whether the native backend passed its probe (set by the aot probe, read while tracing).
-_NATIVE_STATE = {"ok": False}
-
-
-def _probe_aot() -> None:
-    """The nearest kernels must load and pass their self-check; records whether the native
-    kernel (used by the aot backend for the other modes) is usable too."""
-    _nearest_kernels.probe()
-    try:
-        _probe_native()
-        _NATIVE_STATE["ok"] = True
-    except Exception:  # noqa: BLE001 - any failure means: not usable here
-        _NATIVE_STATE["ok"] = False
-
 
 @constexpr
 def _nearest_table(
@@ -623,14 +609,15 @@ def _nearest_table(
 
 @constexpr
 def _native_usable() -> bool:
-    return _NATIVE_STATE["ok"]
+    """Whether the native backend passed its probe (the registry's cached result)."""
+    return available("shape.interpolate", "native")[0]
 
 
 @register(
     "shape.interpolate",
     "aot",
     devices=("CPU",),
-    probe=_probe_aot,
+    probe=_nearest_kernels.probe,
     note="nearest/nearest-exact: C++ copy with PyTorch's index tables (scatter-add backward); "
     "other modes as the native backend",
 )
