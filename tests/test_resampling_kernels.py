@@ -1,7 +1,8 @@
-"""The unpooling, nearest and grid_sample kernels (``custom_ops/cpu/pool_kernel.cc``,
-``nearest_kernel.cc``, ``grid_sample_kernel.cc``) on inputs the op database does not build:
-duplicate and out-of-range unpooling indices, float16 nearest gradients, PyTorch's "large"
-grid_sample sample and NaN / far-outside grids. Compared with torch 2.13 CPU exactly where the
+"""The unpooling, nearest, linear and grid_sample kernels (``custom_ops/cpu/pool_kernel.cc``,
+``nearest_kernel.cc``, ``linear_kernel.cc``, ``grid_sample_kernel.cc``) on inputs the op
+database does not build: duplicate and out-of-range unpooling indices, float16 nearest
+gradients, both of PyTorch's bilinear code paths, float64 source indices next to an integer,
+inf inputs, PyTorch's "large" grid_sample sample and NaN / far-outside grids. Compared with torch 2.13 CPU exactly where the
 kernels reproduce PyTorch's arithmetic, PyNative and graph mode.
 """
 
@@ -19,7 +20,7 @@ from mscompat.shape import grid_sample, interpolate, max_unpool2d
 
 def _built() -> bool:
     try:
-        for name in ("pool", "nearest", "grid_sample"):
+        for name in ("pool", "nearest", "linear", "grid_sample"):
             aot.kernel_path(name, "CPU")
     except aot.KernelUnavailableError:
         return False
@@ -94,6 +95,65 @@ def test_nearest_kernel_matches_torch_exactly(dtype, graph):
     # float16: PyTorch accumulates the repeated gradients in float32 and rounds once.
     (dx,) = _grads(_nearest, (x,), ct, (0,), graph)
     np.testing.assert_array_equal(dx, tx.grad.numpy())
+
+
+def _linear_fn(mode, kwargs):
+    def fn(x):
+        return interpolate(x, mode=mode, **kwargs)
+
+    return fn
+
+
+_MODE = {3: "linear", 4: "bilinear", 5: "trilinear"}
+_LINEAR_CASES = {
+    # PyTorch's generic kernel (out_h + out_w > 128)
+    "bilinear x2 generic": ((2, 5, 32, 64), {"scale_factor": 2}),
+    "bilinear down, corners": ((1, 3, 50, 60), {"size": (31, 100), "align_corners": True}),
+    # its channels-last kernel (out_h + out_w <= 128): vector lanes and scalar tail channels
+    "bilinear small, 11 channels": ((2, 11, 7, 9), {"scale_factor": (1.7, 2.3)}),
+    "bilinear 1x1 input, 6 channels": ((1, 6, 1, 1), {"size": (100, 90)}),
+    "linear": ((2, 4, 9), {"size": 20}),
+    "linear down, corners": ((2, 3, 60), {"size": 100, "align_corners": True}),
+    "trilinear": ((2, 3, 4, 5, 6), {"size": (7, 9, 11)}),
+    "trilinear recompute": ((1, 2, 6, 5, 4), {"scale_factor": 0.6, "recompute_scale_factor": True}),
+}
+_LINEAR_GRAPH = ("bilinear x2 generic", "bilinear small, 11 channels", "trilinear")
+
+
+def _linear_params():
+    for name in _LINEAR_CASES:
+        for dtype in ("float32", "float64"):
+            yield pytest.param(name, dtype, False, id=f"{name}-{dtype}")
+            if name in _LINEAR_GRAPH and dtype == "float32":
+                yield pytest.param(name, dtype, True, id=f"{name}-{dtype}-graph")
+
+
+@pytest.mark.parametrize("name, dtype, graph", list(_linear_params()))
+def test_linear_kernel_matches_torch_exactly(name, dtype, graph):
+    """Forward and input gradient bit-identical to torch 2.13 CPU (its fused multiply-adds,
+    its floorf on float64 source indices, its backward accumulation order)."""
+    shape, kwargs = _LINEAR_CASES[name]
+    mode = _MODE[len(shape)]
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal(shape).astype(dtype)
+    tx = torch.from_numpy(x).requires_grad_()
+    ty = F.interpolate(tx, mode=mode, **kwargs)
+    ct = rng.standard_normal(tuple(ty.shape)).astype(dtype)
+    ty.backward(torch.from_numpy(ct))
+    fn = _linear_fn(mode, kwargs)
+    got = (ms.jit(fn) if graph else fn)(ms.Tensor(x)).asnumpy()
+    np.testing.assert_array_equal(got, ty.detach().numpy())
+    (dx,) = _grads(fn, (x,), ct, (0,), graph)
+    np.testing.assert_array_equal(dx, tx.grad.numpy())
+
+
+def test_linear_kernel_keeps_inf_within_its_taps():
+    x = np.zeros((1, 1, 4, 6), np.float32)
+    x[0, 0, 1, 2] = np.inf
+    want = F.interpolate(torch.from_numpy(x), size=(8, 12), mode="bilinear").numpy()
+    got = interpolate(ms.Tensor(x), size=(8, 12), mode="bilinear").asnumpy()
+    np.testing.assert_array_equal(got, want)  # inf near (2..3, 4..5), NaN where 0 * inf
+    assert np.isfinite(got[0, 0, 6:]).all()
 
 
 _LARGE = {}

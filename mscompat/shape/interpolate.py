@@ -12,10 +12,12 @@ float64), and applied with MindSpore ops: a broadcast (integer nearest upsamplin
 (other nearest), a reshape-mean (area with an integer ratio) or a matrix product with the
 ``(out, in)`` weight matrix (linear, bicubic, antialias, area). Gradients follow automatically.
 
-Backends (``shape.interpolate``): on CPU the ``aot`` kernel (``custom_ops/cpu/nearest_kernel.cc``)
-runs ``nearest``/``nearest-exact`` with the same index tables and PyTorch's scatter-add
-backward; ``ops.interpolate`` (``native``) runs float32 linear modes where its rounding gives
-PyTorch's numbers; everything else is the composite above.
+Backends (``shape.interpolate``): on CPU the ``aot`` kernels run ``nearest``/``nearest-exact``
+(``custom_ops/cpu/nearest_kernel.cc``: the same index tables, PyTorch's scatter-add backward)
+and float32/float64 ``linear``/``bilinear``/``trilinear`` (``custom_ops/cpu/linear_kernel.cc``:
+the same index and weight tables, PyTorch's CPU arithmetic and backward loop);
+``ops.interpolate`` (``native``) runs float32 linear modes where its rounding gives PyTorch's
+numbers; everything else is the composite above.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from mindspore import Tensor, nn, ops
 from mindspore.ops import constexpr
 
 from mscompat._checks import check_float_tensor, is_int
+from mscompat.custom_ops import linear as _linear_kernels
 from mscompat.custom_ops import nearest as _nearest_kernels
 from mscompat.custom_ops.registry import available, device_target, dispatch, register
 from mscompat.shape.adaptive_pool import _avg_composite as adaptive_avg_composite
@@ -229,6 +232,30 @@ def _nearest_index(
     return np.minimum(src.astype(np.int64), n_in - 1)
 
 
+def _linear_taps(
+    n_in: int, n_out: int, scale: Optional[float], corners: bool, dtype_name: str, half: bool
+) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``compute_source_index_and_lambda`` for every output index: (i0, i1, l0, l1).
+
+    ``half``: the weights rounded to float16 first, as PyTorch's 1-D and 3-D float16 kernels
+    do (its 2-D float16 kernel keeps them in float32). An axis of unchanged size is a copy
+    (i0 = i1 = i, l0 = 1, l1 = 0), as PyTorch special-cases it.
+    """
+    ct = _ct(dtype_name)
+    if n_in == n_out:
+        i = np.arange(n_in, dtype=np.int64)
+        return i, i, np.ones(n_in, ct), np.zeros(n_in, ct)
+    src = _source(_area_scale(n_in, n_out, corners, scale, ct), n_out, corners, False, ct)
+    # guard_index_and_lambda floors with floorf: a float64 source index is rounded to float32
+    # first (58.99999999999999 -> 59, weight 0), the weight is then taken in float64.
+    i0 = np.minimum(np.floor(src.astype(np.float32)).astype(np.int64), n_in - 1)
+    l1 = np.clip(src - i0.astype(ct), ct(0), ct(1)).astype(ct)
+    if half:
+        l1 = l1.astype(np.float16)
+    l0 = (l1.dtype.type(1) - l1).astype(l1.dtype)
+    return i0, i0 + (i0 < n_in - 1), l0, l1
+
+
 def _linear_matrix(
     n_in: int,
     n_out: int,
@@ -237,21 +264,10 @@ def _linear_matrix(
     dtype_name: str,
     half_lambdas: bool = False,
 ) -> np.ndarray:
-    """(out, in) weights of linear interpolation (``compute_source_index_and_lambda``).
-
-    ``half_lambdas``: round the weights to float16 first, as PyTorch's 1-D and 3-D float16
-    kernels do (its 2-D float16 kernel keeps them in float32).
-    """
-    ct = _ct(dtype_name)
+    """(out, in) weights of linear interpolation (see :func:`_linear_taps`)."""
     if n_in == n_out:
         return np.eye(n_in)
-    src = _source(_area_scale(n_in, n_out, corners, scale, ct), n_out, corners, False, ct)
-    i0 = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
-    l1 = np.clip(src - i0.astype(ct), ct(0), ct(1)).astype(ct)
-    if half_lambdas:
-        l1 = l1.astype(np.float16)
-    l0 = (l1.dtype.type(1) - l1).astype(l1.dtype)
-    i1 = i0 + (i0 < n_in - 1)
+    i0, i1, l0, l1 = _linear_taps(n_in, n_out, scale, corners, dtype_name, half_lambdas)
     w = np.zeros((n_out, n_in))
     rows = np.arange(n_out)
     np.add.at(w, (rows, i0), l0.astype(np.float64))
@@ -608,18 +624,74 @@ def _nearest_table(
 
 
 @constexpr
+def _linear_tables(
+    n_in: int, n_out: int, scale: Optional[float], corners: bool, dtype_name: str
+) -> Tuple[Tensor, Tensor]:
+    """One axis's (2, out) source indices and (2, out) weights for ``LinearResample``."""
+    i0, i1, l0, l1 = _linear_taps(n_in, n_out, scale, corners, dtype_name, False)
+    ct = _ct(dtype_name)
+    return Tensor(np.stack([i0, i1]).astype(np.int64)), Tensor(np.stack([l0, l1]).astype(ct))
+
+
+@constexpr
+def _unit_tables(dtype_name: str) -> Tuple[Tensor, Tensor]:
+    """The tables of an unused leading axis of size 1."""
+    ct = _ct(dtype_name)
+    return Tensor(np.zeros((2, 1), np.int64)), Tensor(np.array([[1], [0]], ct))
+
+
+@constexpr
+def _linear_options(shape: Tuple[int, ...], out_sizes: Tuple[int, ...]) -> Tensor:
+    """``opts`` of ``LinearResample``: [dims, small, channels].
+
+    ``small``: PyTorch's 2-D float kernel takes its channels-last path (other arithmetic) when
+    out_h + out_w <= 128, or when the input is also channels-last contiguous (H = W = 1) with
+    more than 3 channels.
+    """
+    dim = len(out_sizes)
+    small = dim == 2 and (
+        out_sizes[0] + out_sizes[1] <= 128 or (shape[2] * shape[3] == 1 and shape[1] > 3)
+    )
+    return Tensor(np.array([dim, int(small), shape[1]], np.int64))
+
+
+@constexpr
 def _native_usable() -> bool:
     """Whether the native backend passed its probe (the registry's cached result)."""
     return available("shape.interpolate", "native")[0]
+
+
+def _probe_aot() -> None:
+    """Both kernel libraries load and pass their self-checks."""
+    _nearest_kernels.probe()
+    _linear_kernels.probe()
+
+
+def _linear_aot(
+    x: Tensor, out_sizes: Tuple[int, ...], scales: Tuple[Optional[float], ...], corners: bool
+) -> Tensor:
+    dim = len(out_sizes)
+    name = _dtype_name(x.dtype)
+    spatial = x.shape[2:]
+    unit_idx, unit_lam = _unit_tables(name)
+    tables = [unit_idx, unit_lam] * (3 - dim)
+    for i in range(dim):
+        idx, lam = _linear_tables(spatial[i], out_sizes[i], scales[i], corners, name)
+        tables = tables + [idx, lam]
+    planes = x.reshape((x.shape[0] * x.shape[1],) + (1,) * (3 - dim) + spatial)
+    op = _linear_kernels.KERNELS[device_target()]["LinearResample"]
+    y = op(planes, *tables, _linear_options(x.shape, out_sizes))
+    return y.reshape(x.shape[:2] + tuple(out_sizes))
 
 
 @register(
     "shape.interpolate",
     "aot",
     devices=("CPU",),
-    probe=_nearest_kernels.probe,
+    probe=_probe_aot,
     note="nearest/nearest-exact: C++ copy with PyTorch's index tables (scatter-add backward); "
-    "other modes as the native backend",
+    "float32/float64 linear/bilinear/trilinear: C++ with PyTorch's tables, arithmetic and "
+    "backward loop; other modes as the native backend",
 )
 def _interpolate_aot(
     x: Tensor,
@@ -629,6 +701,9 @@ def _interpolate_aot(
     corners: bool,
     antialias: bool,
 ) -> Tensor:
+    linear = mode in _MODE_DIMS and mode != "bicubic" and not antialias
+    if linear and x.size != 0 and x.dtype in (ms.float32, ms.float64):
+        return _linear_aot(x, out_sizes, scales, corners)
     if mode not in ("nearest", "nearest-exact") or x.size == 0 or 0 in out_sizes:
         if _native_usable():
             return _interpolate_native(x, out_sizes, scales, mode, corners, antialias)
@@ -714,11 +789,12 @@ def interpolate(
         ``RuntimeError`` (an output size of 0), this raises ``ValueError``. float16 is computed
         in float32 and rounded once (PyTorch CPU does the same); ``antialias=True`` also
         accepts float16, which PyTorch's CPU kernel does not. Empty inputs return an empty
-        output. The weighted modes are a matrix product per axis, so an inf or NaN in the input
-        spreads along the whole output row of that axis (PyTorch keeps it within the filter
-        taps). PyTorch's 1-D and 3-D ``nearest`` backward uses its 2-D index rule (an axis whose
-        size is unchanged or exactly doubled by a scale factor is treated as a copy or ``i // 2``)
-        where its forward does not; this gradient is the exact gradient of the forward.
+        output. The composite's weighted modes are a matrix product per axis, so an inf or NaN
+        in the input spreads along the whole output row of that axis (PyTorch keeps it within
+        the filter taps; so does the CPU kernel for float32/float64 linear modes). PyTorch's 1-D
+        and 3-D ``nearest`` backward uses its 2-D index rule (an axis whose size is unchanged or
+        exactly doubled by a scale factor is treated as a copy or ``i // 2``) where its forward
+        does not; this gradient is the exact gradient of the forward.
         PyTorch 2.13's antialias kernel returns wrong values when the output width is 1
         and the height changes; this computes the correct separable result.
 

@@ -1,0 +1,225 @@
+// The linear-interpolation kernels' implementation (see linear_kernel.cc), included twice there:
+// once for any CPU, once compiled for FMA (chosen at run time where the CPU has it; the
+// arithmetic is the same, the fused multiply-adds are instructions instead of calls).
+// No include guard on purpose; MSCOMPAT_LIN_NS names the namespace of each copy.
+
+namespace MSCOMPAT_LIN_NS {
+
+constexpr int kOk = 0;
+constexpr int kBadArity = 1;
+constexpr int kBadDtype = 2;
+constexpr int kBadShape = 3;
+
+inline float Fma(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
+inline double Fma(double a, double b, double c) { return __builtin_fma(a, b, c); }
+
+template <typename F>
+void ParallelFor(int64_t n, int64_t work, F body) {
+  mscompat::ParallelFor(n, work, 1 << 16, 1 << 15, body);
+}
+
+// One axis: output position k reads source positions i0[k], i1[k] with weights l0[k], l1[k].
+template <typename T>
+struct Axis {
+  int64_t n = 1, o = 1;
+  const int64_t *i0 = nullptr, *i1 = nullptr;
+  const T *l0 = nullptr, *l1 = nullptr;
+};
+
+template <typename T>
+struct Geometry {
+  int64_t planes = 0;
+  int dims = 0;        // spatial axes in use: the last `dims` of the three
+  bool small = false;  // 2-D only: PyTorch's channels-last kernel (out_h + out_w <= 128)
+  int64_t channels = 1;  // planes are (batch, channel) pairs; the channels-last kernel's lanes
+  Axis<T> ax[3];
+};
+
+// PyTorch's generic kernel (upsample_generic_Nd_kernel_impl): innermost axis first, each level
+// `t_0 * w_0 + t_1 * w_1` with the first product fused: fma(t_0, w_0, t_1 * w_1).
+template <typename T>
+inline T Row(const T *r, const Axis<T> &a, int64_t k) {
+  return Fma(r[a.i0[k]], a.l0[k], r[a.i1[k]] * a.l1[k]);
+}
+
+template <typename T>
+void Forward(const T *x, const Geometry<T> &g, T *y) {
+  const Axis<T> &ad = g.ax[0], &ah = g.ax[1], &aw = g.ax[2];
+  const int64_t plane_in = ad.n * ah.n * aw.n;
+  const int64_t rows = g.planes * ad.o * ah.o;
+  const int64_t ow = aw.o;
+  ParallelFor(rows, rows * ow, [=, &g, &ad, &ah, &aw](int64_t begin, int64_t end) {
+    for (int64_t row = begin; row < end; ++row) {
+      const int64_t b = row / (ad.o * ah.o);
+      const int64_t dh = row % (ad.o * ah.o);
+      const int64_t d = dh / ah.o, h = dh % ah.o;
+      const T *p = x + b * plane_in;
+      T *out = y + row * ow;
+      if (g.dims == 1) {
+        for (int64_t k = 0; k < ow; ++k) out[k] = Row(p, aw, k);
+      } else if (g.dims == 2 && g.small) {
+        // cpu_upsample_linear_channels_last: combined weights w_ij = a_i * b_j; channels in
+        // whole 256-bit vectors sum right to left (fma(x00, w00, fma(x01, w01, fma(x11, w11,
+        // x10 * w10)))), the remaining channels left to right (x00 * w00 fused into x01 * w01,
+        // then one fused term at a time).
+        const int64_t lanes = 32 / static_cast<int64_t>(sizeof(T));
+        const bool vector_lane = b % g.channels < g.channels - g.channels % lanes;
+        const T *r0 = p + ah.i0[h] * aw.n, *r1 = p + ah.i1[h] * aw.n;
+        const T a0 = ah.l0[h], a1 = ah.l1[h];
+        for (int64_t k = 0; k < ow; ++k) {
+          const T b0 = aw.l0[k], b1 = aw.l1[k];
+          const int64_t c0 = aw.i0[k], c1 = aw.i1[k];
+          const T w00 = a0 * b0, w01 = a0 * b1, w10 = a1 * b0, w11 = a1 * b1;
+          if (vector_lane) {
+            out[k] = Fma(r0[c0], w00, Fma(r0[c1], w01, Fma(r1[c1], w11, r1[c0] * w10)));
+          } else {
+            out[k] = Fma(r1[c1], w11, Fma(r1[c0], w10, Fma(r0[c0], w00, r0[c1] * w01)));
+          }
+        }
+      } else if (g.dims == 2) {
+        const T *r0 = p + ah.i0[h] * aw.n, *r1 = p + ah.i1[h] * aw.n;
+        const T a0 = ah.l0[h], a1 = ah.l1[h];
+        for (int64_t k = 0; k < ow; ++k) out[k] = Fma(Row(r0, aw, k), a0, Row(r1, aw, k) * a1);
+      } else {
+        const int64_t nhw = ah.n * aw.n;
+        const T *s0 = p + ad.i0[d] * nhw, *s1 = p + ad.i1[d] * nhw;
+        const T *r00 = s0 + ah.i0[h] * aw.n, *r01 = s0 + ah.i1[h] * aw.n;
+        const T *r10 = s1 + ah.i0[h] * aw.n, *r11 = s1 + ah.i1[h] * aw.n;
+        const T a0 = ah.l0[h], a1 = ah.l1[h], c0 = ad.l0[d], c1 = ad.l1[d];
+        for (int64_t k = 0; k < ow; ++k) {
+          const T t0 = Fma(Row(r00, aw, k), a0, Row(r01, aw, k) * a1);
+          const T t1 = Fma(Row(r10, aw, k), a0, Row(r11, aw, k) * a1);
+          out[k] = Fma(t0, c0, t1 * c1);
+        }
+      }
+    }
+  });
+}
+
+// PyTorch's cpu_upsample_linear_backward: per plane, in output order, each source element gets
+// fma(weight, grad, acc), the weight being the product of the axes' lambdas (outer first).
+template <typename T>
+void Backward(const T *dy, const Geometry<T> &g, T *dx) {
+  const Axis<T> &ad = g.ax[0], &ah = g.ax[1], &aw = g.ax[2];
+  const int64_t plane_in = ad.n * ah.n * aw.n;
+  const int64_t plane_out = ad.o * ah.o * aw.o;
+  ParallelFor(g.planes, g.planes * (plane_in + 4 * plane_out), [=, &g, &ad, &ah, &aw](
+                                                                   int64_t begin, int64_t end) {
+    std::fill(dx + begin * plane_in, dx + end * plane_in, T(0));
+    for (int64_t b = begin; b < end; ++b) {
+      const T *src = dy + b * plane_out;
+      T *dst = dx + b * plane_in;
+      if (g.dims == 1) {
+        for (int64_t k = 0; k < aw.o; ++k) {
+          const T v = src[k];
+          dst[aw.i0[k]] = Fma(aw.l0[k], v, dst[aw.i0[k]]);
+          dst[aw.i1[k]] = Fma(aw.l1[k], v, dst[aw.i1[k]]);
+        }
+        continue;
+      }
+      for (int64_t d = 0; d < ad.o; ++d) {
+        for (int64_t h = 0; h < ah.o; ++h) {
+          const T *in = src + (d * ah.o + h) * aw.o;
+          if (g.dims == 2) {
+            T *r0 = dst + ah.i0[h] * aw.n, *r1 = dst + ah.i1[h] * aw.n;
+            const T a0 = ah.l0[h], a1 = ah.l1[h];
+            for (int64_t k = 0; k < aw.o; ++k) {
+              const T v = in[k], b0 = aw.l0[k], b1 = aw.l1[k];
+              const int64_t c0 = aw.i0[k], c1 = aw.i1[k];
+              r0[c0] = Fma(a0 * b0, v, r0[c0]);
+              r0[c1] = Fma(a0 * b1, v, r0[c1]);
+              r1[c0] = Fma(a1 * b0, v, r1[c0]);
+              r1[c1] = Fma(a1 * b1, v, r1[c1]);
+            }
+          } else {
+            const int64_t nhw = ah.n * aw.n;
+            T *rows[4] = {dst + ad.i0[d] * nhw + ah.i0[h] * aw.n,
+                          dst + ad.i0[d] * nhw + ah.i1[h] * aw.n,
+                          dst + ad.i1[d] * nhw + ah.i0[h] * aw.n,
+                          dst + ad.i1[d] * nhw + ah.i1[h] * aw.n};
+            const T dh[4] = {ad.l0[d] * ah.l0[h], ad.l0[d] * ah.l1[h], ad.l1[d] * ah.l0[h],
+                             ad.l1[d] * ah.l1[h]};
+            for (int64_t k = 0; k < aw.o; ++k) {
+              const T v = in[k], b0 = aw.l0[k], b1 = aw.l1[k];
+              const int64_t c0 = aw.i0[k], c1 = aw.i1[k];
+              for (int r = 0; r < 4; ++r) {
+                rows[r][c0] = Fma(dh[r] * b0, v, rows[r][c0]);
+                rows[r][c1] = Fma(dh[r] * b1, v, rows[r][c1]);
+              }
+            }
+          }
+        }
+      }
+    }
+  });
+}
+
+// Inputs from `first`: (idx_a (2, O_a) int64, lam_a (2, O_a) T) for a = 0, 1, 2, then opts
+// (3,) int64 [dims, small, channels]; x-shaped (B, n0, n1, n2) tensor at `x_at`.
+template <typename T>
+int ReadGeometry(void **params, int *ndims, int64_t **shapes, int x_at, int first,
+                 Geometry<T> *g) {
+  if (ndims[x_at] != 4) return kBadShape;
+  g->planes = shapes[x_at][0];
+  const int opt = first + 6;
+  if (ndims[opt] != 1 || shapes[opt][0] != 3) return kBadShape;
+  const int64_t *opts = static_cast<const int64_t *>(params[opt]);
+  if (opts[0] < 1 || opts[0] > 3 || opts[2] < 1) return kBadShape;
+  g->dims = static_cast<int>(opts[0]);
+  g->small = opts[1] != 0 && g->dims == 2;
+  g->channels = opts[2];
+  for (int a = 0; a < 3; ++a) {
+    const int it = first + 2 * a, lt = it + 1;
+    if (ndims[it] != 2 || ndims[lt] != 2 || shapes[it][0] != 2 || shapes[lt][0] != 2 ||
+        shapes[it][1] != shapes[lt][1])
+      return kBadShape;
+    Axis<T> &ax = g->ax[a];
+    ax.n = shapes[x_at][a + 1];
+    ax.o = shapes[it][1];
+    const int64_t *idx = static_cast<const int64_t *>(params[it]);
+    const T *lam = static_cast<const T *>(params[lt]);
+    ax.i0 = idx;
+    ax.i1 = idx + ax.o;
+    ax.l0 = lam;
+    ax.l1 = lam + ax.o;
+    if (a < 3 - g->dims) {
+      if (ax.n != 1 || ax.o != 1) return kBadShape;  // an unused leading axis
+      continue;
+    }
+    for (int64_t k = 0; k < 2 * ax.o; ++k)
+      if (idx[k] < 0 || idx[k] >= ax.n) return kBadShape;
+  }
+  return kOk;
+}
+
+inline bool IsShape(int nd, const int64_t *shape, int64_t planes, const int64_t *sizes) {
+  if (nd != 4 || shape[0] != planes) return false;
+  for (int i = 0; i < 3; ++i)
+    if (shape[i + 1] != sizes[i]) return false;
+  return true;
+}
+
+template <typename T>
+int RunForward(void **params, int *ndims, int64_t **shapes) {
+  Geometry<T> g;
+  if (int rc = ReadGeometry(params, ndims, shapes, 0, 1, &g)) return rc;
+  const int64_t out[3] = {g.ax[0].o, g.ax[1].o, g.ax[2].o};
+  if (!IsShape(ndims[8], shapes[8], g.planes, out)) return kBadShape;
+  Forward(static_cast<const T *>(params[0]), g, static_cast<T *>(params[8]));
+  return kOk;
+}
+
+template <typename T>
+int RunBackward(void **params, int *ndims, int64_t **shapes) {
+  Geometry<T> g;
+  if (int rc = ReadGeometry(params, ndims, shapes, 1, 2, &g)) return rc;
+  const int64_t out[3] = {g.ax[0].o, g.ax[1].o, g.ax[2].o};
+  const int64_t in[3] = {g.ax[0].n, g.ax[1].n, g.ax[2].n};
+  if (!IsShape(ndims[0], shapes[0], g.planes, out) ||
+      !IsShape(ndims[9], shapes[9], g.planes, in))
+    return kBadShape;
+  Backward(static_cast<const T *>(params[0]), g, static_cast<T *>(params[9]));
+  return kOk;
+}
+
+}  // namespace MSCOMPAT_LIN_NS
