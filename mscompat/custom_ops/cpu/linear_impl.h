@@ -42,6 +42,29 @@ inline T Row(const T *r, const Axis<T> &a, int64_t k) {
   return Fma(r[a.i0[k]], a.l0[k], r[a.i1[k]] * a.l1[k]);
 }
 
+// The horizontal passes (Row over a whole output row) of the last two source rows used.
+template <typename T>
+class RowCache {
+ public:
+  explicit RowCache(int64_t width) : buf_(2 * width), width_(width) {}
+
+  // The horizontal pass of `src`; never evicts the row of `keep` (the other row in use).
+  const T *Get(const T *src, const Axis<T> &a, const T *keep) {
+    for (int i = 0; i < 2; ++i)
+      if (key_[i] == src) return buf_.data() + i * width_;
+    const int slot = key_[0] == keep ? 1 : 0;
+    key_[slot] = src;
+    T *dst = buf_.data() + slot * width_;
+    for (int64_t k = 0; k < width_; ++k) dst[k] = Row(src, a, k);
+    return dst;
+  }
+
+ private:
+  std::vector<T> buf_;
+  int64_t width_;
+  const T *key_[2] = {nullptr, nullptr};
+};
+
 template <typename T>
 void Forward(const T *x, const Geometry<T> &g, T *y) {
   const Axis<T> &ad = g.ax[0], &ah = g.ax[1], &aw = g.ax[2];
@@ -49,6 +72,7 @@ void Forward(const T *x, const Geometry<T> &g, T *y) {
   const int64_t rows = g.planes * ad.o * ah.o;
   const int64_t ow = aw.o;
   ParallelFor(rows, rows * ow, [=, &g, &ad, &ah, &aw](int64_t begin, int64_t end) {
+    RowCache<T> cache(g.dims == 2 && !g.small ? ow : 0);
     for (int64_t row = begin; row < end; ++row) {
       const int64_t b = row / (ad.o * ah.o);
       const int64_t dh = row % (ad.o * ah.o);
@@ -77,9 +101,13 @@ void Forward(const T *x, const Geometry<T> &g, T *y) {
           }
         }
       } else if (g.dims == 2) {
+        // Each source row's horizontal pass is computed once and kept while consecutive output
+        // rows read it (same values as computing it per output row).
         const T *r0 = p + ah.i0[h] * aw.n, *r1 = p + ah.i1[h] * aw.n;
+        const T *t0 = cache.Get(r0, aw, nullptr);
+        const T *t1 = cache.Get(r1, aw, r0);
         const T a0 = ah.l0[h], a1 = ah.l1[h];
-        for (int64_t k = 0; k < ow; ++k) out[k] = Fma(Row(r0, aw, k), a0, Row(r1, aw, k) * a1);
+        for (int64_t k = 0; k < ow; ++k) out[k] = Fma(t0[k], a0, t1[k] * a1);
       } else {
         const int64_t nhw = ah.n * aw.n;
         const T *s0 = p + ad.i0[d] * nhw, *s1 = p + ad.i1[d] * nhw;
