@@ -1,9 +1,10 @@
 """Binding of the linear-interpolation kernels (``cpu/linear_kernel.cc``) as MindSpore Custom ops.
 
-``LinearResample(x, idx0, lam0, idx1, lam1, idx2, lam2, opts)`` mixes, along each resampled
-axis, the two source elements PyTorch's ``compute_source_index_and_lambda`` picks (tables from
-``mscompat/shape/interpolate.py``), with PyTorch's CPU arithmetic (its generic kernel, or for
-2-D outputs with ``out_h + out_w <= 128`` its channels-last kernel); its bprop is
+``LinearResample(x, idx0, lam0, idx1, lam1, idx2, lam2, opts)`` mixes, along each spatial
+axis of ``x`` (N, C, *spatial), the two source elements PyTorch's
+``compute_source_index_and_lambda`` picks (tables from ``mscompat/shape/interpolate.py``),
+with PyTorch's CPU arithmetic (its generic kernel, or for 2-D outputs with
+``out_h + out_w <= 128`` its channels-last kernel); its bprop is
 ``LinearResampleBackward``, PyTorch's backward loop. The ``aot`` backend of
 ``shape.interpolate`` in modes ``linear``, ``bilinear`` and ``trilinear`` for float32/float64.
 """
@@ -50,7 +51,8 @@ def _backward_reg(target: str) -> Any:
 
 
 def _forward_shape(x: Any, i0: Any, l0: Any, i1: Any, l1: Any, i2: Any, *_: Any) -> Any:
-    return [x[0], i0[1], i1[1], i2[1]]
+    dims = len(x) - 2
+    return list(x[:2]) + [i0[1], i1[1], i2[1]][3 - dims :]
 
 
 def _same_dtype(x: Any, *_: Any) -> Any:
@@ -127,7 +129,7 @@ def probe() -> None:
     except KernelUnavailableError as exc:
         warn_once("linear", f"mscompat: {exc}")
         raise
-    x = Tensor(np.array([[[[0.0, 1.0, 2.0]]]], np.float32))
+    x = Tensor(np.array([[[0.0, 1.0, 2.0]]], np.float32))
     unit_idx = Tensor(np.zeros((2, 1), np.int64))
     unit_lam = Tensor(np.array([[1.0], [0.0]], np.float32))
     # width 3 -> 5, align_corners=False: sources 0 (clamped), 0.4, 1.0, 1.6, 2.2 (last index)
@@ -138,7 +140,7 @@ def probe() -> None:
     # torch.nn.functional.interpolate(x[0], size=5, mode="linear")
     if not np.allclose(y.reshape(-1), [0.0, 0.4, 1.0, 1.6, 2.0], rtol=0, atol=1e-6):
         raise RuntimeError(f"linear kernel self-check failed: {y}")
-    dy = Tensor(np.ones((1, 1, 1, 5), np.float32))
+    dy = Tensor(np.ones((1, 1, 5), np.float32))
     dx = backward(dy, x, unit_idx, unit_lam, unit_idx, unit_lam, idx, lam, opts).asnumpy()
     # the same call's x.grad for a gradient of ones
     if not np.allclose(dx.reshape(-1), [1.6, 1.8, 1.6], rtol=0, atol=1e-6):

@@ -1,6 +1,7 @@
 """Binding of the nearest-neighbour kernels (``cpu/nearest_kernel.cc``) as MindSpore Custom ops.
 
-``NearestGather`` copies ``x[b, t0[i], t1[j], t2[k]]`` for PyTorch's source-index tables
+``NearestGather`` copies ``x[n, c, t0[i], t1[j], t2[k]]`` (``x`` of shape (N, C, *spatial), 1 to 3
+spatial axes, which use the last tables) for PyTorch's source-index tables
 (computed in ``mscompat/shape/interpolate.py``); its bprop is ``NearestScatterAdd``, PyTorch's
 backward loop (gradients added to the source elements in output order; float16 accumulated in
 float32 and rounded once, as PyTorch's CPU kernel does). The ``aot`` backend of
@@ -49,7 +50,8 @@ def _scatter_reg(target: str) -> Any:
 
 
 def _gather_shape(x: Any, t0: Any, t1: Any, t2: Any) -> Any:
-    return [x[0], t0[0], t1[0], t2[0]]
+    dims = len(x) - 2
+    return list(x[:2]) + [t0[0], t1[0], t2[0]][3 - dims :]
 
 
 def _same_dtype(x: Any, *_: Any) -> Any:

@@ -77,7 +77,7 @@ def _window_max_bprop(
 
 
 def _scatter_shape(x: Any, idx: Any, size: Any) -> Any:
-    return [x[0], size[0]]
+    return list(x[: len(x) - len(size)]) + list(size)
 
 
 def _scatter_dtype(x: Any, *_: Any) -> Any:
@@ -86,7 +86,7 @@ def _scatter_dtype(x: Any, *_: Any) -> Any:
 
 def _scatter_bprop(x: Tensor, idx: Tensor, size: Tensor, out: Tensor, dout: Tensor) -> Any:
     """Max unpooling's backward: the gradient at each index (zero for a skipped index)."""
-    dx = KERNELS[device_target()]["GatherPlanes"](dout, idx)
+    dx = KERNELS[device_target()]["GatherPlanes"](dout, idx, size)
     return dx, ops.zeros_like(idx), ops.zeros_like(size)
 
 
@@ -100,9 +100,9 @@ def _scatter_add_reg(target: str) -> Any:
 
 def _gather_reg(target: str) -> Any:
     reg = CustomRegOp("mscompat_gather_planes").input(0, "dy").input(1, "indices")
-    reg = reg.output(0, "dx")
+    reg = reg.input(2, "size").output(0, "dx")
     for fmt in (DataType.F16_Default, DataType.F32_Default, DataType.F64_Default):
-        reg = reg.dtype_format(fmt, _I64, fmt)
+        reg = reg.dtype_format(fmt, _I64, DataType.I8_Default, fmt)
     return reg.target(target).get_op_info()
 
 
@@ -110,12 +110,8 @@ def _like_shape(dy: Any, idx: Any, like: Any) -> Any:
     return list(like)
 
 
-def _index_shape(dy: Any, idx: Any) -> Any:
+def _index_shape(dy: Any, idx: Any, size: Any) -> Any:
     return list(idx)
-
-
-def _no_grad2(a: Tensor, b: Tensor, out: Tensor, dout: Tensor) -> Any:
-    return ops.zeros_like(a), ops.zeros_like(b)
 
 
 def _no_grad3(a: Tensor, b: Tensor, c: Tensor, out: Tensor, dout: Tensor) -> Any:
@@ -141,7 +137,7 @@ def kernel_ops(device: str) -> Tuple[Any, Any]:
             out_dtype=_scatter_dtype,
             func_type="aot",
             reg_info=_gather_reg(device),
-            bprop=_no_grad2,
+            bprop=_no_grad3,
         )
         scatter = LockedCustom(
             f"{path}:ScatterPlanes",
@@ -193,6 +189,8 @@ def probe() -> None:
     dx = backward["ScatterAddPlanes"](
         Tensor(np.array([[1.0, 2.0]], np.float32)), idx, x.reshape(1, -1)
     ).asnumpy()
-    dy = backward["GatherPlanes"](got, Tensor(np.array([[2, 9]], np.int64))).asnumpy()
+    dy = backward["GatherPlanes"](
+        got, Tensor(np.array([[2, 9]], np.int64)), Tensor(np.zeros((4,), np.int8))
+    ).asnumpy()
     if dx.tolist() != [[0.0, 1.0, 0.0, 0.0, 0.0, 2.0]] or dy.tolist() != [[3.0, 0.0]]:
         raise RuntimeError(f"pool backward self-check failed: {dx}, {dy}")

@@ -678,10 +678,8 @@ def _linear_aot(
     for i in range(dim):
         idx, lam = _linear_tables(spatial[i], out_sizes[i], scales[i], corners, name)
         tables = tables + [idx, lam]
-    planes = x.reshape((x.shape[0] * x.shape[1],) + (1,) * (3 - dim) + spatial)
     op = _linear_kernels.KERNELS[device_target()]["LinearResample"]
-    y = op(planes, *tables, _linear_options(x.shape, out_sizes))
-    return y.reshape(x.shape[:2] + tuple(out_sizes))
+    return op(x, *tables, _linear_options(x.shape, out_sizes))
 
 
 @register(
@@ -716,10 +714,8 @@ def _interpolate_aot(
     tables = [zero] * (3 - dim) + [
         _nearest_table(spatial[i], out_sizes[i], scales[i], exact, special) for i in range(dim)
     ]
-    planes = x.reshape((x.shape[0] * x.shape[1],) + (1,) * (3 - dim) + spatial)
     op = _nearest_kernels.KERNELS[device_target()]["NearestGather"]
-    y = op(planes, tables[0], tables[1], tables[2])
-    return y.reshape(x.shape[:2] + tuple(out_sizes))
+    return op(x, tables[0], tables[1], tables[2])
 
 
 # ----------------------------------------------------------------------------- public functions

@@ -252,18 +252,11 @@ def _max_unpool3d_composite(x: Tensor, indices: Tensor, out: Tuple[int, ...]) ->
 def _max_unpool_aot(x: Tensor, indices: Tensor, out: Tuple[int, ...]) -> Tensor:
     """PyTorch's unpooling loop in C++ (``ScatterPlanes``); its bprop gathers the gradient."""
     n = len(out)
-    shape = x.shape[: x.ndim - n] + out
     if x.size == 0:
-        return ops.zeros(shape, x.dtype)
-    b = 1
-    for s in x.shape[: x.ndim - n]:
-        b *= s
-    size = 1
-    for s in out:
-        size *= s
+        return ops.zeros(x.shape[: x.ndim - n] + out, x.dtype)
     op = _pool_kernels.KERNELS[device_target()]["ScatterPlanes"]
-    carrier = Tensor(np.zeros((size,), np.int8))  # only its length is read: the plane size
-    return op(x.reshape(b, -1), indices.reshape(b, -1), carrier).reshape(shape)
+    carrier = Tensor(np.zeros(out, np.int8))  # only its shape is read: the output plane's
+    return op(x, indices, carrier)
 
 
 _CPU = ("CPU",)

@@ -183,26 +183,30 @@ void Backward(const T *dy, const Geometry<T> &g, T *dx) {
 }
 
 // Inputs from `first`: (idx_a (2, O_a) int64, lam_a (2, O_a) T) for a = 0, 1, 2, then opts
-// (3,) int64 [dims, small, channels]; x-shaped (B, n0, n1, n2) tensor at `x_at`.
+// (3,) int64 [dims, small, channels]; the (N, C, *spatial) tensor x at `x_at`, whose rank
+// gives the spatial axes in use (the last dims = rank - 2 of the three tables).
 template <typename T>
 int ReadGeometry(void **params, int *ndims, int64_t **shapes, int x_at, int first,
                  Geometry<T> *g) {
-  if (ndims[x_at] != 4) return kBadShape;
-  g->planes = shapes[x_at][0];
+  const int rank = ndims[x_at];
+  if (rank < 3 || rank > 5) return kBadShape;
+  const int64_t *xs = shapes[x_at];
+  g->planes = xs[0] * xs[1];
+  g->dims = rank - 2;
   const int opt = first + 6;
   if (ndims[opt] != 1 || shapes[opt][0] != 3) return kBadShape;
   const int64_t *opts = static_cast<const int64_t *>(params[opt]);
-  if (opts[0] < 1 || opts[0] > 3 || opts[2] < 1) return kBadShape;
-  g->dims = static_cast<int>(opts[0]);
+  if (opts[0] != g->dims || opts[2] != xs[1]) return kBadShape;
   g->small = opts[1] != 0 && g->dims == 2;
-  g->channels = opts[2];
+  g->channels = xs[1] > 0 ? xs[1] : 1;
   for (int a = 0; a < 3; ++a) {
     const int it = first + 2 * a, lt = it + 1;
     if (ndims[it] != 2 || ndims[lt] != 2 || shapes[it][0] != 2 || shapes[lt][0] != 2 ||
         shapes[it][1] != shapes[lt][1])
       return kBadShape;
     Axis<T> &ax = g->ax[a];
-    ax.n = shapes[x_at][a + 1];
+    const int unused = 3 - g->dims;
+    ax.n = a < unused ? 1 : xs[2 + a - unused];
     ax.o = shapes[it][1];
     const int64_t *idx = static_cast<const int64_t *>(params[it]);
     const T *lam = static_cast<const T *>(params[lt]);
@@ -210,8 +214,8 @@ int ReadGeometry(void **params, int *ndims, int64_t **shapes, int x_at, int firs
     ax.i1 = idx + ax.o;
     ax.l0 = lam;
     ax.l1 = lam + ax.o;
-    if (a < 3 - g->dims) {
-      if (ax.n != 1 || ax.o != 1) return kBadShape;  // an unused leading axis
+    if (a < unused) {
+      if (ax.o != 1) return kBadShape;  // an unused leading axis
       continue;
     }
     for (int64_t k = 0; k < 2 * ax.o; ++k)
@@ -220,10 +224,15 @@ int ReadGeometry(void **params, int *ndims, int64_t **shapes, int x_at, int firs
   return kOk;
 }
 
-inline bool IsShape(int nd, const int64_t *shape, int64_t planes, const int64_t *sizes) {
-  if (nd != 4 || shape[0] != planes) return false;
-  for (int i = 0; i < 3; ++i)
-    if (shape[i + 1] != sizes[i]) return false;
+// Whether a tensor is (N, C, *sizes of the axes in use) with x's N and C.
+template <typename T>
+bool IsShape(int nd, const int64_t *shape, const int64_t *xs, const Geometry<T> &g,
+             bool input_side) {
+  if (nd != g.dims + 2 || shape[0] != xs[0] || shape[1] != xs[1]) return false;
+  for (int d = 0; d < g.dims; ++d) {
+    const Axis<T> &ax = g.ax[3 - g.dims + d];
+    if (shape[2 + d] != (input_side ? ax.n : ax.o)) return false;
+  }
   return true;
 }
 
@@ -231,8 +240,7 @@ template <typename T>
 int RunForward(void **params, int *ndims, int64_t **shapes) {
   Geometry<T> g;
   if (int rc = ReadGeometry(params, ndims, shapes, 0, 1, &g)) return rc;
-  const int64_t out[3] = {g.ax[0].o, g.ax[1].o, g.ax[2].o};
-  if (!IsShape(ndims[8], shapes[8], g.planes, out)) return kBadShape;
+  if (!IsShape(ndims[8], shapes[8], shapes[0], g, false)) return kBadShape;
   Forward(static_cast<const T *>(params[0]), g, static_cast<T *>(params[8]));
   return kOk;
 }
@@ -241,10 +249,8 @@ template <typename T>
 int RunBackward(void **params, int *ndims, int64_t **shapes) {
   Geometry<T> g;
   if (int rc = ReadGeometry(params, ndims, shapes, 1, 2, &g)) return rc;
-  const int64_t out[3] = {g.ax[0].o, g.ax[1].o, g.ax[2].o};
-  const int64_t in[3] = {g.ax[0].n, g.ax[1].n, g.ax[2].n};
-  if (!IsShape(ndims[0], shapes[0], g.planes, out) ||
-      !IsShape(ndims[9], shapes[9], g.planes, in))
+  if (!IsShape(ndims[0], shapes[0], shapes[1], g, false) ||
+      !IsShape(ndims[9], shapes[9], shapes[1], g, true))
     return kBadShape;
   Backward(static_cast<const T *>(params[0]), g, static_cast<T *>(params[9]));
   return kOk;

@@ -7,12 +7,14 @@
 // multiply-adds its compiler fuses (linear_impl.h).
 //
 //   LinearResample(x, idx0, lam0, idx1, lam1, idx2, lam2, opts) -> y
-//     x:    (B, n0, n1, n2) float32/float64 planes (1-D: n0 = n1 = 1; 2-D: n0 = 1)
-//     idxa: (2, Oa) int64 the two source indices along axis a, lama: (2, Oa) their weights
-//     opts: (3,) int64 [dims (1, 2, 3: the last `dims` axes are resampled), small (2-D only:
-//           PyTorch's channels-last kernel, which it runs when out_h + out_w <= 128),
-//           channels (B = batch * channels; that kernel's arithmetic depends on the channel)]
-//     y:    (B, O0, O1, O2)
+//     x:    (N, C, *spatial) float32/float64 with 1, 2 or 3 spatial axes (taken as N * C
+//           planes in place: no reshape, which MindSpore's graph mode runs as a copy)
+//     idxa: (2, Oa) int64 the two source indices along axis a, lama: (2, Oa) their weights;
+//           the spatial axes use the last 1, 2 or 3 tables, the others are (2, 1) unused
+//     opts: (3,) int64 [dims (the number of spatial axes), small (2-D only: PyTorch's
+//           channels-last kernel, which it runs when out_h + out_w <= 128), channels (C; that
+//           kernel's arithmetic depends on the channel)]
+//     y:    (N, C, *O)
 //   LinearResampleBackward(dy, x, idx0, lam0, idx1, lam1, idx2, lam2, opts) -> dx
 //     PyTorch's backward loop: per plane, in output order, every source element of an output
 //     gets fma(weight, dy, acc) (x is read for its shape only).

@@ -6,9 +6,11 @@
 // and accumulate.
 //
 //   NearestGather(x, t0, t1, t2) -> y
-//     x:  (B, n0, n1, n2) planes, any 2/4/8-byte dtype (1-D/2-D: n0 = n1 = 1)
-//     ti: (Oi,) int64 source index along dim i
-//     y:  (B, O0, O1, O2), y[b, i, j, k] = x[b, t0[i], t1[j], t2[k]]
+//     x:  (N, C, *spatial) with 1, 2 or 3 spatial axes, any 1/2/4/8-byte dtype, taken as
+//         N * C planes in place (no reshape, which MindSpore's graph mode runs as a copy)
+//     ti: (Oi,) int64 source index along axis i; the spatial axes use the last 1, 2 or 3
+//         tables, the others are (1,) unused
+//     y:  (N, C, *O), y[n, c, i, j, k] = x[n, c, t0[i], t1[j], t2[k]] (3-D; likewise 1-D, 2-D)
 //
 //   NearestScatterAdd(dy, x, t0, t1, t2) -> dx
 //     the backward, PyTorch's loop: dx = 0, then dx[b, t0[i], t1[j], t2[k]] += dy[b, i, j, k]
@@ -97,26 +99,35 @@ void ScatterAdd(const T *dy, const Geometry &g, T *dx) {
   });
 }
 
-// Reads the three tables (params[first..first+2]) and checks them against the input sizes.
+// Reads x's geometry (the tensor at x_at, (N, C, *spatial)) and the three tables
+// (params[first..first+2]), checking the tables against the input sizes.
 int ReadGeometry(void **params, int *ndims, int64_t **shapes, const char **dtypes,
                  int x_at, int first, Geometry *g) {
-  if (ndims[x_at] != 4) return kBadShape;
-  g->planes = shapes[x_at][0];
+  const int rank = ndims[x_at];
+  if (rank < 3 || rank > 5) return kBadShape;
+  const int64_t *xs = shapes[x_at];
+  const int unused = 5 - rank;
+  g->planes = xs[0] * xs[1];
   for (int i = 0; i < 3; ++i) {
-    g->n[i] = shapes[x_at][i + 1];
+    g->n[i] = i < unused ? 1 : xs[2 + i - unused];
     if (ndims[first + i] != 1 || std::strcmp(dtypes[first + i], "int64") != 0) return kBadShape;
     g->o[i] = shapes[first + i][0];
     g->t[i] = static_cast<const int64_t *>(params[first + i]);
+    if (i < unused && g->o[i] != 1) return kBadShape;
     for (int64_t k = 0; k < g->o[i]; ++k)
       if (g->t[i][k] < 0 || g->t[i][k] >= g->n[i]) return kBadShape;
   }
   return kOk;
 }
 
-bool IsOutShape(int nd, const int64_t *shape, const Geometry &g, bool input_side) {
-  if (nd != 4 || shape[0] != g.planes) return false;
-  for (int i = 0; i < 3; ++i)
-    if (shape[i + 1] != (input_side ? g.n[i] : g.o[i])) return false;
+// Whether a tensor is (N, C, *sizes of the spatial axes) with x's N and C.
+bool IsOutShape(int nd, const int64_t *shape, const int64_t *xs, int rank, const Geometry &g,
+                bool input_side) {
+  if (nd != rank || shape[0] != xs[0] || shape[1] != xs[1]) return false;
+  for (int d = 2; d < rank; ++d) {
+    const int i = 3 - rank + d;
+    if (shape[d] != (input_side ? g.n[i] : g.o[i])) return false;
+  }
   return true;
 }
 
@@ -139,7 +150,7 @@ extern "C" int NearestGather(int nparam, void **params, int *ndims, int64_t **sh
   if (nparam != 5) return kBadArity;
   Geometry g;
   if (int rc = ReadGeometry(params, ndims, shapes, dtypes, 0, 1, &g)) return rc;
-  if (!IsOutShape(ndims[4], shapes[4], g, false)) return kBadShape;
+  if (!IsOutShape(ndims[4], shapes[4], shapes[0], ndims[0], g, false)) return kBadShape;
   if (std::strcmp(dtypes[4], dtypes[0]) != 0) return kBadDtype;
   switch (ElementSize(dtypes[0])) {
     case 1:
@@ -164,7 +175,8 @@ extern "C" int NearestScatterAdd(int nparam, void **params, int *ndims, int64_t 
   if (nparam != 6) return kBadArity;
   Geometry g;
   if (int rc = ReadGeometry(params, ndims, shapes, dtypes, 1, 2, &g)) return rc;
-  if (!IsOutShape(ndims[0], shapes[0], g, false) || !IsOutShape(ndims[5], shapes[5], g, true))
+  if (!IsOutShape(ndims[0], shapes[0], shapes[1], ndims[1], g, false) ||
+      !IsOutShape(ndims[5], shapes[5], shapes[1], ndims[1], g, true))
     return kBadShape;
   if (std::strcmp(dtypes[5], dtypes[0]) != 0) return kBadDtype;
   if (!std::strcmp(dtypes[0], "float32")) {

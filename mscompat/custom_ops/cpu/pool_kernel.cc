@@ -20,14 +20,17 @@
 // skipped (PyTorch raises). Copies only, so any 2/4/8-byte dtype.
 //
 //   ScatterPlanes(x, idx, size) -> out
-//     x, idx: (B, P) values and int64 flat indices;  size: (S,) int8, only its length is read
-//     out: (B, S), x's dtype.
+//     x, idx: (*lead, *in) values and int64 flat indices into each plane;  size: int8 of the
+//     output plane's shape (*out, 1 to 3 axes), only its shape is read
+//     out: (*lead, *out), x's dtype. N-D in place: no reshape, which MindSpore's graph mode
+//     runs as a copy (the output is 4x the input).
 //
 // The two backwards, PyTorch's loops:
 //   ScatterAddPlanes(dy, idx, like) -> dx: max pooling's; dx (like's shape (B, ...), dy's
 //     dtype float32/float64) = 0, then dx[b, idx[b, j]] += dy[b, j] for j in order.
-//   GatherPlanes(dy, idx) -> dx: max unpooling's; dx[b, j] = dy[b, idx[b, j]] (0 where the
-//     index is out of range), any 2/4/8-byte dtype.
+//   GatherPlanes(dy, idx, size) -> dx: max unpooling's; dy (*lead, *out), idx (*lead, *in),
+//     size as in ScatterPlanes; dx[b, j] = dy[b, idx[b, j]] per plane b (0 where the index is
+//     out of range), any 2/4/8-byte dtype.
 //
 // Calling convention (MindSpore aot): int Fn(int nparam, void **params, int *ndims,
 // int64_t **shapes, const char **dtypes, void *stream, void *extra); params holds the inputs,
@@ -251,15 +254,40 @@ extern "C" int WindowMax(int nparam, void **params, int *ndims, int64_t **shapes
   return kOk;
 }
 
+namespace {
+
+// Splits an (*lead, *plane) shape whose plane has `n` axes: the number of planes and the plane
+// size; false if the rank is not above n.
+bool SplitPlanes(int rank, const int64_t *shape, int n, int64_t *planes, int64_t *size) {
+  if (n < 1 || rank <= n) return false;
+  *planes = 1;
+  *size = 1;
+  for (int i = 0; i < rank; ++i) (i < rank - n ? *planes : *size) *= shape[i];
+  return true;
+}
+
+// Whether a and b have the same first `k` sizes.
+bool SameLead(const int64_t *a, const int64_t *b, int k) {
+  for (int i = 0; i < k; ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
+}  // namespace
+
 extern "C" int ScatterPlanes(int nparam, void **params, int *ndims, int64_t **shapes,
                              const char **dtypes, void *, void *) {
   if (nparam != 4) return kBadArity;
   if (std::strcmp(dtypes[1], "int64") != 0 || std::strcmp(dtypes[3], dtypes[0]) != 0)
     return kBadDtype;
-  if (ndims[0] != 2 || ndims[1] != 2 || ndims[2] != 1 || ndims[3] != 2) return kBadShape;
-  const int64_t planes = shapes[0][0], p = shapes[0][1], s = shapes[2][0];
-  if (shapes[1][0] != planes || shapes[1][1] != p || shapes[3][0] != planes || shapes[3][1] != s)
+  const int rank = ndims[0], n = ndims[2];
+  int64_t planes, p, s, out_planes, out_size;
+  if (!SplitPlanes(rank, shapes[0], n, &planes, &p) || ndims[1] != rank || ndims[3] != rank ||
+      !SameLead(shapes[0], shapes[1], rank) ||
+      !SplitPlanes(rank, shapes[3], n, &out_planes, &out_size) ||
+      !SameLead(shapes[0], shapes[3], rank - n) || !SameLead(shapes[3] + rank - n, shapes[2], n))
     return kBadShape;
+  s = out_size;
   const auto *idx = static_cast<const int64_t *>(params[1]);
   const char *dt = dtypes[0];
   if (std::strcmp(dt, "float16") == 0) {
@@ -302,23 +330,27 @@ extern "C" int ScatterAddPlanes(int nparam, void **params, int *ndims, int64_t *
 
 extern "C" int GatherPlanes(int nparam, void **params, int *ndims, int64_t **shapes,
                             const char **dtypes, void *, void *) {
-  if (nparam != 3) return kBadArity;
-  if (std::strcmp(dtypes[1], "int64") != 0 || std::strcmp(dtypes[2], dtypes[0]) != 0)
+  if (nparam != 4) return kBadArity;
+  if (std::strcmp(dtypes[1], "int64") != 0 || std::strcmp(dtypes[3], dtypes[0]) != 0)
     return kBadDtype;
-  if (ndims[0] != 2 || ndims[1] != 2 || ndims[2] != 2) return kBadShape;
-  const int64_t planes = shapes[0][0], s = shapes[0][1], p = shapes[1][1];
-  if (shapes[1][0] != planes || shapes[2][0] != planes || shapes[2][1] != p) return kBadShape;
+  const int rank = ndims[1], n = ndims[2];
+  int64_t planes, p, dy_planes, s;
+  if (!SplitPlanes(rank, shapes[1], n, &planes, &p) || ndims[0] != rank || ndims[3] != rank ||
+      !SplitPlanes(rank, shapes[0], n, &dy_planes, &s) ||
+      !SameLead(shapes[0], shapes[1], rank - n) ||
+      !SameLead(shapes[0] + rank - n, shapes[2], n) || !SameLead(shapes[1], shapes[3], rank))
+    return kBadShape;
   const auto *idx = static_cast<const int64_t *>(params[1]);
   const char *dt = dtypes[0];
   if (std::strcmp(dt, "float16") == 0) {
     Gather(static_cast<const uint16_t *>(params[0]), idx, planes, p, s,
-           static_cast<uint16_t *>(params[2]));
+           static_cast<uint16_t *>(params[3]));
   } else if (std::strcmp(dt, "float32") == 0) {
     Gather(static_cast<const uint32_t *>(params[0]), idx, planes, p, s,
-           static_cast<uint32_t *>(params[2]));
+           static_cast<uint32_t *>(params[3]));
   } else if (std::strcmp(dt, "float64") == 0) {
     Gather(static_cast<const uint64_t *>(params[0]), idx, planes, p, s,
-           static_cast<uint64_t *>(params[2]));
+           static_cast<uint64_t *>(params[3]));
   } else {
     return kBadDtype;
   }
