@@ -2,8 +2,8 @@
 ``nearest_kernel.cc``, ``linear_kernel.cc``, ``grid_sample_kernel.cc``) on inputs the op
 database does not build: duplicate and out-of-range unpooling indices, float16 nearest
 gradients, both of PyTorch's bilinear code paths, float64 source indices next to an integer,
-inf inputs, PyTorch's "large" grid_sample sample and NaN / far-outside grids. Compared with torch 2.13 CPU exactly where the
-kernels reproduce PyTorch's arithmetic, PyNative and graph mode.
+inf inputs, PyTorch's "large" grid_sample sample and NaN / far-outside grids. Compared with
+torch 2.13 CPU exactly where the kernels reproduce PyTorch's arithmetic, PyNative and graph mode.
 """
 
 from __future__ import annotations

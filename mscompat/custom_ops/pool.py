@@ -36,14 +36,14 @@ def _window_max_reg(target: str) -> Any:
     reg = CustomRegOp("mscompat_window_max").input(0, "x")
     for i in range(3):
         reg = reg.input(i + 1, f"t{i}")
-    reg = reg.output(0, "values").output(1, "indices")
+    reg = reg.input(4, "dims").output(0, "values").output(1, "indices")
     for fmt in (
         DataType.F32_Default,
         DataType.F64_Default,
         DataType.I32_Default,
         DataType.I64_Default,
     ):
-        reg = reg.dtype_format(fmt, _I64, _I64, _I64, fmt, _I64)
+        reg = reg.dtype_format(fmt, _I64, _I64, _I64, DataType.I8_Default, fmt, _I64)
     return reg.target(target).get_op_info()
 
 
@@ -55,8 +55,9 @@ def _scatter_reg(target: str) -> Any:
     return reg.target(target).get_op_info()
 
 
-def _window_max_shape(x: Any, t0: Any, t1: Any, t2: Any) -> Any:
-    p = [x[0], t0[0] * t1[0] * t2[0]]
+def _window_max_shape(x: Any, t0: Any, t1: Any, t2: Any, dims: Any) -> Any:
+    n = dims[0]
+    p = list(x[: len(x) - n]) + [t0[0], t1[0], t2[0]][3 - n :]
     return p, p
 
 
@@ -65,15 +66,16 @@ def _window_max_dtype(x: Any, *_: Any) -> Any:
 
 
 def _window_max_bprop(
-    x: Tensor, t0: Tensor, t1: Tensor, t2: Tensor, out: Any, dout: Any
+    x: Tensor, t0: Tensor, t1: Tensor, t2: Tensor, dims: Tensor, out: Any, dout: Any
 ) -> Tuple[Tensor, ...]:
     """PyTorch's max pooling backward: each window's gradient added to its picked element."""
     grad = dout[0]
     if grad.dtype == ms.float32 or grad.dtype == ms.float64:
-        dx = KERNELS[device_target()]["ScatterAddPlanes"](grad, out[1], x)
+        dx = KERNELS[device_target()]["ScatterAddPlanes"](grad, out[1], x, dims)
     else:  # integer input: no gradient
         dx = ops.zeros_like(x)
-    return dx, ops.zeros_like(t0), ops.zeros_like(t1), ops.zeros_like(t2)
+    z = ops.zeros_like
+    return dx, z(t0), z(t1), z(t2), z(dims)
 
 
 def _scatter_shape(x: Any, idx: Any, size: Any) -> Any:
@@ -92,9 +94,9 @@ def _scatter_bprop(x: Tensor, idx: Tensor, size: Tensor, out: Tensor, dout: Tens
 
 def _scatter_add_reg(target: str) -> Any:
     reg = CustomRegOp("mscompat_scatter_add_planes").input(0, "dy").input(1, "indices")
-    reg = reg.input(2, "like").output(0, "dx")
+    reg = reg.input(2, "like").input(3, "dims").output(0, "dx")
     for fmt in (DataType.F32_Default, DataType.F64_Default):
-        reg = reg.dtype_format(fmt, _I64, fmt, fmt)
+        reg = reg.dtype_format(fmt, _I64, fmt, DataType.I8_Default, fmt)
     return reg.target(target).get_op_info()
 
 
@@ -106,7 +108,7 @@ def _gather_reg(target: str) -> Any:
     return reg.target(target).get_op_info()
 
 
-def _like_shape(dy: Any, idx: Any, like: Any) -> Any:
+def _like_shape(dy: Any, idx: Any, like: Any, dims: Any) -> Any:
     return list(like)
 
 
@@ -116,6 +118,11 @@ def _index_shape(dy: Any, idx: Any, size: Any) -> Any:
 
 def _no_grad3(a: Tensor, b: Tensor, c: Tensor, out: Tensor, dout: Tensor) -> Any:
     return ops.zeros_like(a), ops.zeros_like(b), ops.zeros_like(c)
+
+
+def _no_grad4(a: Tensor, b: Tensor, c: Tensor, d: Tensor, out: Tensor, dout: Tensor) -> Any:
+    z = ops.zeros_like
+    return z(a), z(b), z(c), z(d)
 
 
 def kernel_ops(device: str) -> Tuple[Any, Any]:
@@ -129,7 +136,7 @@ def kernel_ops(device: str) -> Tuple[Any, Any]:
             out_dtype=_scatter_dtype,
             func_type="aot",
             reg_info=_scatter_add_reg(device),
-            bprop=_no_grad3,
+            bprop=_no_grad4,
         )
         gather = LockedCustom(
             f"{path}:GatherPlanes",
@@ -172,10 +179,11 @@ def probe() -> None:
     except KernelUnavailableError as exc:
         warn_once("pool", f"mscompat: {exc}")
         raise
-    x = Tensor(np.array([[[[1.0, 3.0, 3.0, np.nan, 2.0, np.nan]]]], np.float32))
+    x = Tensor(np.array([[1.0, 3.0, 3.0, np.nan, 2.0, np.nan]], np.float32))
     one = Tensor(np.zeros((1, 1), np.int64))
     windows = Tensor(np.array([[0, 1, 2], [3, 4, 5]], np.int64))
-    values, idx = window_max(x, one, one, windows)
+    dims = Tensor(np.zeros((1,), np.int8))
+    values, idx = window_max(x, one, one, windows, dims)
     if idx.asnumpy().tolist() != [[1, 5]] or values.asnumpy()[0, 0] != 3.0:
         raise RuntimeError(f"pool kernel self-check failed: {idx} != [[1, 5]]")
     got = scatter(
@@ -187,7 +195,7 @@ def probe() -> None:
         raise RuntimeError(f"unpool kernel self-check failed: {got}")
     backward = KERNELS[current_device()]
     dx = backward["ScatterAddPlanes"](
-        Tensor(np.array([[1.0, 2.0]], np.float32)), idx, x.reshape(1, -1)
+        Tensor(np.array([[1.0, 2.0]], np.float32)), idx, x, dims
     ).asnumpy()
     dy = backward["GatherPlanes"](
         got, Tensor(np.array([[2, 9]], np.int64)), Tensor(np.zeros((4,), np.int8))

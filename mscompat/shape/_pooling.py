@@ -20,6 +20,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 import mindspore as ms
 import numpy as np
 from mindspore import Tensor, ops
+from mindspore.ops import constexpr
 
 from mscompat._checks import check_tensor, is_float_dtype, is_int
 from mscompat.custom_ops import pool as _pool_kernels
@@ -253,16 +254,28 @@ def max_flat_index(x: Tensor, tables: Sequence[np.ndarray]) -> Tensor:
     return ops.stop_gradient(carry.reshape(x.shape[0], -1).astype(ms.int64))
 
 
+@constexpr
+def shape_carrier(shape: Tuple[int, ...]) -> Tensor:
+    """An int8 zeros Tensor whose shape is the information (kernels read only its shape).
+
+    Built at compile time: a ``Tensor(np.zeros((1,), np.int8))`` written in graph-mode code
+    was merged with an equal-valued int64 constant of another shape (MindSpore 2.10).
+    """
+    return Tensor(np.zeros(shape, np.int8))
+
+
 def kernel_max(x: Tensor, tables: Sequence[np.ndarray]) -> Tuple[Tensor, Tensor]:
     """PyTorch's pick by the ``aot`` kernel (``custom_ops/cpu/pool_kernel.cc``), the same scan
-    as :func:`max_flat_index` run in C++: ``(values, flat)`` of shape (B, prod(O)), values in
-    ``x``'s dtype, int64 flat indices; the gradient flows to ``x`` through the kernel's bprop."""
+    as :func:`max_flat_index` run in C++, on ``x`` (*lead, *S) as it is (one table per spatial
+    axis): ``(values, indices)`` of shape (*lead, *O), values in ``x``'s dtype, int64 flat
+    indices into each plane; the gradient flows to ``x`` through the kernel's bprop."""
     n = len(tables)
     one = np.zeros((1, 1), np.int64)
     padded = [one] * (3 - n) + [np.asarray(t, np.int64) for t in tables]
-    xk = kernel_dtype(x.reshape((x.shape[0],) + (1,) * (3 - n) + x.shape[1:]))
+    xk = kernel_dtype(x)
     op = _pool_kernels.KERNELS[device_target()]["WindowMax"]
-    values, flat = op(xk, Tensor(padded[0]), Tensor(padded[1]), Tensor(padded[2]))
+    dims = shape_carrier((n,))
+    values, flat = op(xk, Tensor(padded[0]), Tensor(padded[1]), Tensor(padded[2]), dims)
     if values.dtype != x.dtype:
         values = values.astype(x.dtype)
     return values, ops.stop_gradient(flat)

@@ -164,19 +164,21 @@ def _max_composite(
         if return_indices:
             return values, indices
         return values
+    if use_kernel:  # the kernel takes x as it is: in graph mode a reshape is a copy
+        spatial = x.shape[x.ndim - n :]
+        tables = tuple(adaptive_table(spatial[i], output_size[i]) for i in range(n))
+        values, indices = kernel_max(x, tables)
+        if return_indices:
+            return values, indices
+        return values
     planes = to_planes(x, n)
     spatial = planes.shape[1:]
-    if use_kernel:
-        tables = tuple(adaptive_table(spatial[i], output_size[i]) for i in range(n))
-        picked, flat = kernel_max(planes, tables)
-        values = from_planes(picked.reshape((-1,) + output_size), x, n)
+    if all(o == 1 for o in output_size):
+        flat = max_flat_index_global(planes)
     else:
-        if all(o == 1 for o in output_size):
-            flat = max_flat_index_global(planes)
-        else:
-            tables = tuple(adaptive_table(spatial[i], output_size[i]) for i in range(n))
-            flat = max_flat_index(planes, tables)
-        values = from_planes(gather_planes(planes, flat, output_size), x, n)
+        tables = tuple(adaptive_table(spatial[i], output_size[i]) for i in range(n))
+        flat = max_flat_index(planes, tables)
+    values = from_planes(gather_planes(planes, flat, output_size), x, n)
     if return_indices:
         return values, from_planes(flat.reshape((-1,) + output_size), x, n)
     return values

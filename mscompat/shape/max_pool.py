@@ -26,7 +26,6 @@ from __future__ import annotations
 from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import mindspore as ms
-import numpy as np
 from mindspore import Tensor, nn, ops
 
 from mscompat._checks import check_tensor, is_float_dtype
@@ -42,6 +41,7 @@ from mscompat.shape._pooling import (
     ntuple,
     pool_output_length,
     pool_table,
+    shape_carrier,
     to_planes,
 )
 
@@ -151,19 +151,21 @@ def _max_pool_composite(
         if return_indices:
             return values, indices
         return values
-    planes = to_planes(x, n)
     tables = tuple(
         pool_table(spatial[i], out[i], kernel[i], stride[i], padding[i], dilation[i])
         for i in range(n)
     )
     # None tables (a window entirely in padding) were rejected by _pool_params.
-    if use_kernel:
-        picked, flat = kernel_max(planes, tables)  # type: ignore[arg-type]
-        values = from_planes(picked.reshape((-1,) + out), x, n)
-    else:  # integers are compared as float64 (exact up to 2**53)
-        keys = planes if is_float_dtype(planes.dtype) else planes.astype(ms.float64)
-        flat = max_flat_index(keys, tables)  # type: ignore[arg-type]
-        values = from_planes(gather_planes(planes, flat, out), x, n)
+    if use_kernel:  # the kernel takes x as it is: in graph mode a reshape is a copy
+        values, indices = kernel_max(x, tables)  # type: ignore[arg-type]
+        if return_indices:
+            return values, indices
+        return values
+    planes = to_planes(x, n)
+    # integers are compared as float64 (exact up to 2**53)
+    keys = planes if is_float_dtype(planes.dtype) else planes.astype(ms.float64)
+    flat = max_flat_index(keys, tables)  # type: ignore[arg-type]
+    values = from_planes(gather_planes(planes, flat, out), x, n)
     if return_indices:
         return values, from_planes(flat.reshape((-1,) + out), x, n)
     return values
@@ -255,8 +257,7 @@ def _max_unpool_aot(x: Tensor, indices: Tensor, out: Tuple[int, ...]) -> Tensor:
     if x.size == 0:
         return ops.zeros(x.shape[: x.ndim - n] + out, x.dtype)
     op = _pool_kernels.KERNELS[device_target()]["ScatterPlanes"]
-    carrier = Tensor(np.zeros(out, np.int8))  # only its shape is read: the output plane's
-    return op(x, indices, carrier)
+    return op(x, indices, shape_carrier(out))  # only its shape is read: the output plane's
 
 
 _CPU = ("CPU",)

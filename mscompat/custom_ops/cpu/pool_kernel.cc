@@ -8,13 +8,16 @@
 // the same index and value (the backward, PyTorch's scatter-add of the gradient to the picked
 // elements, is the Custom op's bprop in MindSpore).
 //
-//   WindowMax(x, t0, t1, t2) -> (values, idx)
-//     x:  (B, n0, n1, n2) float32/float64/int32/int64 planes (1-D/2-D pooling: n0 = n1 = 1)
-//     ti: (Oi, Ki) int64 window tables: input positions along dim i of window o (repeats of a
-//         valid position stand for positions outside the input)
-//     values: (B, O0 * O1 * O2), x's dtype: the picked elements
-//     idx: (B, O0 * O1 * O2) int64, flat index (p0 * n1 + p1) * n2 + p2 into each plane.
-//
+//   WindowMax(x, t0, t1, t2, dims) -> (values, idx)
+//     x:  (*lead, *spatial) float32/float64/int32/int64 with 1 to 3 spatial axes, taken as
+//         planes in place (no reshape, which MindSpore's graph mode runs as a copy)
+//     ti: (Oi, Ki) int64 window tables: input positions along axis i of window o (repeats of a
+//         valid position stand for positions outside the input); the spatial axes use the last
+//         tables, the others are (1, 1) zeros
+//     dims: int8 of shape (number of spatial axes,), only its shape is read
+//     values: (*lead, *O), x's dtype: the picked elements
+//     idx: (*lead, *O) int64, flat index (p0 * n1 + p1) * n2 + p2 into each plane.
+
 // Max unpooling (max_unpool1d/2d/3d), PyTorch's CPU loop: zeros, then every input element
 // written at its index in order (a later duplicate overwrites); out-of-range indices are
 // skipped (PyTorch raises). Copies only, so any 2/4/8-byte dtype.
@@ -26,8 +29,9 @@
 //     runs as a copy (the output is 4x the input).
 //
 // The two backwards, PyTorch's loops:
-//   ScatterAddPlanes(dy, idx, like) -> dx: max pooling's; dx (like's shape (B, ...), dy's
-//     dtype float32/float64) = 0, then dx[b, idx[b, j]] += dy[b, j] for j in order.
+//   ScatterAddPlanes(dy, idx, like, dims) -> dx: max pooling's; dy, idx (*lead, *O), like
+//     (*lead, *spatial), dims as in WindowMax; dx (like's shape, dy's dtype float32/float64)
+//     = 0, then dx[b, idx[b, j]] += dy[b, j] for j in order, per plane b.
 //   GatherPlanes(dy, idx, size) -> dx: max unpooling's; dy (*lead, *out), idx (*lead, *in),
 //     size as in ScatterPlanes; dx[b, j] = dy[b, idx[b, j]] per plane b (0 where the index is
 //     out of range), any 2/4/8-byte dtype.
@@ -206,53 +210,8 @@ void Gather(const T *dy, const int64_t *idx, int64_t planes, int64_t p, int64_t 
   });
 }
 
-int64_t Trailing(int nd, const int64_t *shape) {
-  int64_t n = 1;
-  for (int i = 1; i < nd; ++i) n *= shape[i];
-  return n;
-}
 
 }  // namespace
-
-extern "C" int WindowMax(int nparam, void **params, int *ndims, int64_t **shapes,
-                         const char **dtypes, void *, void *) {
-  if (nparam != 6) return kBadArity;
-  for (int i = 1; i < 4; ++i)
-    if (std::strcmp(dtypes[i], "int64") != 0) return kBadDtype;
-  if (std::strcmp(dtypes[5], "int64") != 0 || std::strcmp(dtypes[4], dtypes[0]) != 0)
-    return kBadDtype;
-  if (ndims[0] != 4 || ndims[4] != 2 || ndims[5] != 2) return kBadShape;
-  Table t[3];
-  for (int i = 0; i < 3; ++i) {
-    if (ndims[i + 1] != 2 || shapes[i + 1][0] < 1 || shapes[i + 1][1] < 1) return kBadShape;
-    t[i] = {static_cast<const int64_t *>(params[i + 1]), shapes[i + 1][0], shapes[i + 1][1]};
-  }
-  const int64_t planes = shapes[0][0];
-  const int64_t n[3] = {shapes[0][1], shapes[0][2], shapes[0][3]};
-  for (int i = 4; i < 6; ++i)
-    if (shapes[i][0] != planes || shapes[i][1] != t[0].out * t[1].out * t[2].out) return kBadShape;
-  for (int i = 0; i < 3; ++i) {  // every table position must lie inside the input
-    for (int64_t j = 0; j < t[i].out * t[i].k; ++j)
-      if (t[i].pos[j] < 0 || t[i].pos[j] >= n[i]) return kBadShape;
-  }
-  auto *out = static_cast<int64_t *>(params[5]);
-  const char *dt = dtypes[0];
-  if (std::strcmp(dt, "float32") == 0) {
-    Run(static_cast<const float *>(params[0]), planes, n, t, static_cast<float *>(params[4]), out);
-  } else if (std::strcmp(dt, "float64") == 0) {
-    Run(static_cast<const double *>(params[0]), planes, n, t, static_cast<double *>(params[4]),
-        out);
-  } else if (std::strcmp(dt, "int32") == 0) {
-    Run(static_cast<const int32_t *>(params[0]), planes, n, t, static_cast<int32_t *>(params[4]),
-        out);
-  } else if (std::strcmp(dt, "int64") == 0) {
-    Run(static_cast<const int64_t *>(params[0]), planes, n, t, static_cast<int64_t *>(params[4]),
-        out);
-  } else {
-    return kBadDtype;
-  }
-  return kOk;
-}
 
 namespace {
 
@@ -274,6 +233,54 @@ bool SameLead(const int64_t *a, const int64_t *b, int k) {
 }
 
 }  // namespace
+
+extern "C" int WindowMax(int nparam, void **params, int *ndims, int64_t **shapes,
+                         const char **dtypes, void *, void *) {
+  if (nparam != 7) return kBadArity;
+  for (int i = 1; i < 4; ++i)
+    if (std::strcmp(dtypes[i], "int64") != 0) return kBadDtype;
+  if (std::strcmp(dtypes[6], "int64") != 0 || std::strcmp(dtypes[5], dtypes[0]) != 0)
+    return kBadDtype;
+  if (ndims[4] != 1 || shapes[4][0] < 1 || shapes[4][0] > 3) return kBadShape;
+  const int dims = static_cast<int>(shapes[4][0]), rank = ndims[0], unused = 3 - dims;
+  int64_t planes, plane_size;
+  if (!SplitPlanes(rank, shapes[0], dims, &planes, &plane_size)) return kBadShape;
+  Table t[3];
+  int64_t n[3];
+  for (int i = 0; i < 3; ++i) {
+    if (ndims[i + 1] != 2 || shapes[i + 1][0] < 1 || shapes[i + 1][1] < 1) return kBadShape;
+    t[i] = {static_cast<const int64_t *>(params[i + 1]), shapes[i + 1][0], shapes[i + 1][1]};
+    n[i] = i < unused ? 1 : shapes[0][rank - dims + i - unused];
+  }
+  for (int i = 5; i < 7; ++i) {  // values and indices: (*lead, *window counts)
+    if (ndims[i] != rank || !SameLead(shapes[i], shapes[0], rank - dims)) return kBadShape;
+    for (int d = 0; d < dims; ++d)
+      if (shapes[i][rank - dims + d] != t[unused + d].out) return kBadShape;
+  }
+  for (int i = 0; i < 3; ++i) {  // every table position must lie inside the input
+    if (i < unused && t[i].out != 1) return kBadShape;
+    for (int64_t j = 0; j < t[i].out * t[i].k; ++j)
+      if (t[i].pos[j] < 0 || t[i].pos[j] >= n[i]) return kBadShape;
+  }
+  auto *out = static_cast<int64_t *>(params[6]);
+  const char *dt = dtypes[0];
+  if (std::strcmp(dt, "float32") == 0) {
+    Run(static_cast<const float *>(params[0]), planes, n, t, static_cast<float *>(params[5]), out);
+  } else if (std::strcmp(dt, "float64") == 0) {
+    Run(static_cast<const double *>(params[0]), planes, n, t, static_cast<double *>(params[5]),
+        out);
+  } else if (std::strcmp(dt, "int32") == 0) {
+    Run(static_cast<const int32_t *>(params[0]), planes, n, t, static_cast<int32_t *>(params[5]),
+        out);
+  } else if (std::strcmp(dt, "int64") == 0) {
+    Run(static_cast<const int64_t *>(params[0]), planes, n, t, static_cast<int64_t *>(params[5]),
+        out);
+  } else {
+    return kBadDtype;
+  }
+  return kOk;
+}
+
 
 extern "C" int ScatterPlanes(int nparam, void **params, int *ndims, int64_t **shapes,
                              const char **dtypes, void *, void *) {
@@ -307,21 +314,25 @@ extern "C" int ScatterPlanes(int nparam, void **params, int *ndims, int64_t **sh
 
 extern "C" int ScatterAddPlanes(int nparam, void **params, int *ndims, int64_t **shapes,
                                 const char **dtypes, void *, void *) {
-  if (nparam != 4) return kBadArity;
-  if (std::strcmp(dtypes[1], "int64") != 0 || std::strcmp(dtypes[3], dtypes[0]) != 0)
+  if (nparam != 5) return kBadArity;
+  if (std::strcmp(dtypes[1], "int64") != 0 || std::strcmp(dtypes[4], dtypes[0]) != 0)
     return kBadDtype;
-  if (ndims[0] != 2 || ndims[1] != 2 || ndims[3] != ndims[2] || ndims[2] < 1) return kBadShape;
-  const int64_t planes = shapes[0][0], p = shapes[0][1], s = Trailing(ndims[2], shapes[2]);
-  if (shapes[1][0] != planes || shapes[1][1] != p || shapes[2][0] != planes) return kBadShape;
-  for (int i = 0; i < ndims[2]; ++i)
-    if (shapes[3][i] != shapes[2][i]) return kBadShape;
+  if (ndims[3] != 1) return kBadShape;
+  const int dims = static_cast<int>(shapes[3][0]), rank = ndims[0];
+  int64_t planes, p, like_planes, s;
+  if (!SplitPlanes(rank, shapes[0], dims, &planes, &p) || ndims[1] != rank ||
+      !SameLead(shapes[0], shapes[1], rank) ||
+      !SplitPlanes(ndims[2], shapes[2], dims, &like_planes, &s) || ndims[2] != rank ||
+      !SameLead(shapes[0], shapes[2], rank - dims) || ndims[4] != rank ||
+      !SameLead(shapes[2], shapes[4], rank))
+    return kBadShape;
   const auto *idx = static_cast<const int64_t *>(params[1]);
   if (std::strcmp(dtypes[0], "float32") == 0) {
     ScatterAdd(static_cast<const float *>(params[0]), idx, planes, p, s,
-               static_cast<float *>(params[3]));
+               static_cast<float *>(params[4]));
   } else if (std::strcmp(dtypes[0], "float64") == 0) {
     ScatterAdd(static_cast<const double *>(params[0]), idx, planes, p, s,
-               static_cast<double *>(params[3]));
+               static_cast<double *>(params[4]));
   } else {
     return kBadDtype;
   }
