@@ -251,6 +251,50 @@ struct Sampler {
       const int64_t at[4] = {base, base + 1, base + W, base + W + 1};
       for (int q = 0; q < 4; ++q) o[q][k] = m[q][k] ? at[q] : 0;  // masked: a safe read
     }
+#ifdef MSCOMPAT_GS_AVX2
+    if (std::is_same<T, float>::value && plane < (int64_t(1) << 31)) {
+      // Eight points at a time: masked gathers (a masked-out corner reads nothing and is 0),
+      // then the same multiply and fused multiply-adds as the scalar loop below.
+      alignas(32) int32_t o32[4][kMax];
+      alignas(32) int32_t m32[4][kMax];
+      for (int q = 0; q < 4; ++q)
+        for (int64_t k = 0; k < len; ++k) {
+          o32[q][k] = static_cast<int32_t>(o[q][k]);
+          m32[q][k] = m[q][k] ? -1 : 0;
+        }
+      const int64_t vec_len = len - len % 8;
+      for (int64_t c = 0; c < g.c; ++c, in += plane, out += points) {
+        const float *src = reinterpret_cast<const float *>(in);
+        float *dst = reinterpret_cast<float *>(out) + first;
+        for (int64_t k = 0; k < vec_len; k += 8) {
+          __m256 v[4], w[4];
+          for (int q = 0; q < 4; ++q) {
+            const auto *at = reinterpret_cast<const __m256i *>(o32[q] + k);
+            const auto *keep = reinterpret_cast<const __m256i *>(m32[q] + k);
+            const __m256i idx = _mm256_load_si256(at);
+            const __m256 mask = _mm256_castsi256_ps(_mm256_load_si256(keep));
+            v[q] = _mm256_mask_i32gather_ps(_mm256_setzero_ps(), src, idx, mask, 4);
+            w[q] = _mm256_loadu_ps(reinterpret_cast<const float *>(wt[q] + k));
+          }
+          __m256 acc = _mm256_mul_ps(v[0], w[0]);
+          acc = _mm256_fmadd_ps(v[1], w[1], acc);
+          acc = _mm256_fmadd_ps(v[2], w[2], acc);
+          acc = _mm256_fmadd_ps(v[3], w[3], acc);
+          _mm256_storeu_ps(dst + k, acc);
+        }
+        for (int64_t k = vec_len; k < len; ++k) {
+          T vv[4];
+          for (int q = 0; q < 4; ++q) {
+            const T r = in[o[q][k]];
+            vv[q] = m[q][k] ? r : T(0);
+          }
+          out[first + k] =
+              Fma(vv[3], wt[3][k], Fma(vv[2], wt[2][k], Fma(vv[1], wt[1][k], vv[0] * wt[0][k])));
+        }
+      }
+      return;
+    }
+#endif
     for (int64_t c = 0; c < g.c; ++c, in += plane, out += points) {
       for (int64_t k = 0; k < len; ++k) {
         T v[4];

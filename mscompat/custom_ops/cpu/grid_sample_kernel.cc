@@ -42,8 +42,11 @@
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(MSCOMPAT_GS_NO_FMA_PATH)
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
+#include <immintrin.h>
 #define MSCOMPAT_GS_NS mscompat_gs_fma
+#define MSCOMPAT_GS_AVX2 1
 #include "grid_sample_impl.h"
+#undef MSCOMPAT_GS_AVX2
 #undef MSCOMPAT_GS_NS
 #pragma GCC pop_options
 #define MSCOMPAT_GS_HAVE_FMA_PATH 1
