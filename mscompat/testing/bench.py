@@ -4,7 +4,8 @@ For an op database entry with a ``bench_input`` (about 1e6 float32 elements), me
 CPU eager, mscompat in PyNative and mscompat in graph mode (``ms.jit``, compiled before timing),
 forward and forward+backward, as the median of repeated runs, and reports the ratio
 ``mscompat graph / PyTorch eager`` (below 1.0: mscompat is faster). The PyTorch and graph-mode
-calls of a row are timed in alternation, so that a slow spell of the machine affects both.
+calls of a row are timed in alternating blocks, so that a slow spell of the machine affects
+both.
 """
 
 from __future__ import annotations
@@ -58,28 +59,32 @@ def _median_ms(fn: Callable[[], Any], repeat: int, min_time: float = 0.2) -> flo
 
 
 def _paired_median_ms(
-    first: Callable[[], Any], second: Callable[[], Any], repeat: int, min_time: float = 0.4
+    first: Callable[[], Any],
+    second: Callable[[], Any],
+    repeat: int,
+    rounds: int = 3,
+    min_time: float = 0.1,
 ) -> Tuple[float, float]:
-    """Medians of two calls timed in alternation (first, second, first, ...).
+    """Medians of two calls timed in alternating blocks (first, second, first, ...).
 
-    The ratio of the two is what the table reports; timing them side by side keeps a slow
-    period of the machine (measured on the shared 2-core VM: the same row 1.0 ms in one run,
-    1.8 ms in the next) from landing on one side only.
+    The ratio of the two is what the table reports; alternating blocks keeps a slow spell of
+    the machine (measured on the shared 2-core VM: the same row 1.0 ms in one run, 1.8 ms in
+    the next) from landing on one side only. Blocks, not single calls: right after a PyTorch
+    call its OpenMP threads keep spinning and slow a MindSpore call down (call-by-call
+    alternation made some graph-mode rows 3-10x slower). Each block starts with an untimed call.
     """
-    first()  # warm-up (and graph compilation)
-    second()
-    a: List[float] = []
-    b: List[float] = []
-    start = time.perf_counter()
-    while len(a) < repeat or (time.perf_counter() - start < min_time and len(a) < 400):
-        t0 = time.perf_counter()
-        first()
-        t1 = time.perf_counter()
-        second()
-        t2 = time.perf_counter()
-        a.append(t1 - t0)
-        b.append(t2 - t1)
-    return statistics.median(a) * 1e3, statistics.median(b) * 1e3
+    times: Tuple[List[float], List[float]] = ([], [])
+    for _ in range(rounds):
+        for fn, out in ((first, times[0]), (second, times[1])):
+            fn()  # warm-up (graph compilation in the first round), untimed
+            start = time.perf_counter()
+            block = 0
+            while block < repeat or (time.perf_counter() - start < min_time and block < 200):
+                t0 = time.perf_counter()
+                fn()
+                out.append(time.perf_counter() - t0)
+                block += 1
+    return statistics.median(times[0]) * 1e3, statistics.median(times[1]) * 1e3
 
 
 def bench_op(info: OpInfo, repeat: int = 10, backward: bool = True) -> List[BenchResult]:
