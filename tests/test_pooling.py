@@ -85,3 +85,47 @@ def test_max_pool_random_windows_match_torch(size, k, s, d, ceil, seed):
     values, indices = max_pool2d(ms.Tensor(x), k, s, p, d, ceil, return_indices=True)
     np.testing.assert_array_equal(values.asnumpy(), tv.numpy())
     np.testing.assert_array_equal(indices.asnumpy(), ti.numpy())
+
+
+def _avg_fn(fn, out):
+    def call(x):
+        return fn(x, out)
+
+    return call
+
+
+@pytest.mark.parametrize(
+    "name, shape, out",
+    [
+        ("adaptive_avg_pool1d", (2, 3, 11), 5),
+        ("adaptive_avg_pool2d", (2, 3, 11, 13), (5, 4)),
+        ("adaptive_avg_pool2d", (3, 7, 9), (9, 3)),  # unbatched, output larger than input
+        ("adaptive_avg_pool3d", (2, 3, 6, 7, 9), (4, 5, 3)),
+    ],
+)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_adaptive_avg_aot_kernel_bit_identical(name, shape, out, dtype):
+    """The aot kernel (chosen on request) is PyTorch's loop: same sums, same divisions."""
+    from mscompat.custom_ops import aot, use_backend
+
+    try:
+        aot.kernel_path("pool", "CPU")
+    except aot.KernelUnavailableError:
+        pytest.skip("CPU kernels not built")
+    fn = getattr(mscompat.shape.adaptive_pool, name)
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(shape).astype(dtype)
+    tx = torch.from_numpy(x).requires_grad_()
+    ty = getattr(torch.nn.functional, name)(tx, out)
+    ct = rng.standard_normal(tuple(ty.shape)).astype(dtype)
+    ty.backward(torch.from_numpy(ct))
+    call = _avg_fn(fn, out)
+
+    def loss(a, c):
+        return (call(a) * c).sum()
+
+    with use_backend("aot", f"shape.{name}"):
+        got = ms.jit(call)(ms.Tensor(x)).asnumpy()
+        dx = ms.grad(loss)(ms.Tensor(x), ms.Tensor(ct)).asnumpy()
+    np.testing.assert_array_equal(got, ty.detach().numpy())
+    np.testing.assert_array_equal(dx, tx.grad.numpy())

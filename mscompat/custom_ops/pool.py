@@ -8,7 +8,11 @@
   duplicate overwriting); the aot backend of ``max_unpool1d/2d/3d``. Its bprop is
   ``GatherPlanes`` (the gradient at each index, 0 for an out-of-range one).
 
-Both are indexed inside graphs through :data:`KERNELS`, filled by :func:`probe` (run by the
+* ``WindowMean``: adaptive average pooling, PyTorch's loop (the window's sum in row-major order,
+  divided by each axis's window length in turn); the aot backend of
+  ``adaptive_avg_pool1d/2d/3d`` for float32/float64. Its bprop is ``WindowMeanGrad``.
+
+All are indexed inside graphs through :data:`KERNELS`, filled by :func:`probe` (run by the
 registry before the aot backend is chosen).
 """
 
@@ -125,6 +129,62 @@ def _no_grad4(a: Tensor, b: Tensor, c: Tensor, d: Tensor, out: Tensor, dout: Ten
     return z(a), z(b), z(c), z(d)
 
 
+_FLOATS = (DataType.F32_Default, DataType.F64_Default)
+_I8 = DataType.I8_Default
+
+
+def _mean_reg(target: str) -> Any:
+    reg = CustomRegOp("mscompat_window_mean").input(0, "x")
+    for i in range(3):
+        reg = reg.input(i + 1, f"r{i}")
+    reg = reg.input(4, "dims").output(0, "y")
+    for fmt in _FLOATS:
+        reg = reg.dtype_format(fmt, _I64, _I64, _I64, _I8, fmt)
+    return reg.target(target).get_op_info()
+
+
+def _mean_grad_reg(target: str) -> Any:
+    reg = CustomRegOp("mscompat_window_mean_grad").input(0, "dy").input(1, "like")
+    for i in range(3):
+        reg = reg.input(i + 2, f"r{i}")
+    reg = reg.input(5, "dims").output(0, "dx")
+    for fmt in _FLOATS:
+        reg = reg.dtype_format(fmt, fmt, _I64, _I64, _I64, _I8, fmt)
+    return reg.target(target).get_op_info()
+
+
+def _mean_shape(x: Any, r0: Any, r1: Any, r2: Any, dims: Any) -> Any:
+    n = dims[0]
+    return list(x[: len(x) - n]) + [r0[0], r1[0], r2[0]][3 - n :]
+
+
+def _mean_grad_shape(dy: Any, like: Any, *_: Any) -> Any:
+    return list(like)
+
+
+def _mean_bprop(
+    x: Tensor, r0: Tensor, r1: Tensor, r2: Tensor, dims: Tensor, out: Tensor, dout: Tensor
+) -> Tuple[Tensor, ...]:
+    """PyTorch's adaptive average pooling backward (``WindowMeanGrad``)."""
+    dx = KERNELS[device_target()]["WindowMeanGrad"](dout, x, r0, r1, r2, dims)
+    z = ops.zeros_like
+    return dx, z(r0), z(r1), z(r2), z(dims)
+
+
+def _mean_grad_bprop(
+    dy: Tensor,
+    like: Tensor,
+    r0: Tensor,
+    r1: Tensor,
+    r2: Tensor,
+    dims: Tensor,
+    out: Tensor,
+    dout: Tensor,
+) -> Tuple[Tensor, ...]:  # second derivatives are not provided
+    z = ops.zeros_like
+    return z(dy), z(like), z(r0), z(r1), z(r2), z(dims)
+
+
 def kernel_ops(device: str) -> Tuple[Any, Any]:
     """The ``WindowMax`` and ``ScatterPlanes`` Custom ops for ``device`` (and their backward
     ops, in :data:`KERNELS`), built once."""
@@ -162,7 +222,25 @@ def kernel_ops(device: str) -> Tuple[Any, Any]:
             reg_info=_window_max_reg(device),
             bprop=_window_max_bprop,
         )
+        mean_grad = LockedCustom(
+            f"{path}:WindowMeanGrad",
+            out_shape=_mean_grad_shape,
+            out_dtype=_scatter_dtype,
+            func_type="aot",
+            reg_info=_mean_grad_reg(device),
+            bprop=_mean_grad_bprop,
+        )
+        mean = LockedCustom(
+            f"{path}:WindowMean",
+            out_shape=_mean_shape,
+            out_dtype=_scatter_dtype,
+            func_type="aot",
+            reg_info=_mean_reg(device),
+            bprop=_mean_bprop,
+        )
         KERNELS[device] = {
+            "WindowMean": mean,
+            "WindowMeanGrad": mean_grad,
             "WindowMax": window_max,
             "ScatterPlanes": scatter,
             "ScatterAddPlanes": scatter_add,
@@ -202,3 +280,12 @@ def probe() -> None:
     ).asnumpy()
     if dx.tolist() != [[0.0, 1.0, 0.0, 0.0, 0.0, 2.0]] or dy.tolist() != [[3.0, 0.0]]:
         raise RuntimeError(f"pool backward self-check failed: {dx}, {dy}")
+    ranges = Tensor(np.array([[0, 3], [2, 6]], np.int64))  # two overlapping windows
+    unit = Tensor(np.array([[0, 1]], np.int64))
+    avg_in = Tensor(np.array([[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]], np.float32))
+    mean = backward["WindowMean"](avg_in, unit, unit, ranges, dims).asnumpy()
+    grad = backward["WindowMeanGrad"](
+        Tensor(np.array([[3.0, 8.0]], np.float32)), avg_in, unit, unit, ranges, dims
+    ).asnumpy()
+    if mean.tolist() != [[2.0, 4.5]] or grad.tolist() != [[1.0, 1.0, 3.0, 2.0, 2.0, 2.0]]:
+        raise RuntimeError(f"adaptive average kernel self-check failed: {mean}, {grad}")

@@ -18,6 +18,16 @@
 //     values: (*lead, *O), x's dtype: the picked elements
 //     idx: (*lead, *O) int64, flat index (p0 * n1 + p1) * n2 + p2 into each plane.
 
+// Adaptive average pooling (adaptive_avg_pool1d/2d/3d), PyTorch's CPU loop: per window, the sum
+// in row-major order, then divided by each axis's window length in turn (sum / k0 / k1 / k2);
+// the backward adds dy / k0 / k1 / k2 to every element of the window, windows in order.
+//
+//   WindowMean(x, r0, r1, r2, dims) -> y
+//     x: (*lead, *spatial) float32/float64; ri: (Oi, 2) int64 [start, end) of window o along
+//     axis i (the spatial axes use the last tables, the others are (1, 2) [0, 1]); dims as in
+//     WindowMax;  y: (*lead, *O).
+//   WindowMeanGrad(dy, like, r0, r1, r2, dims) -> dx (like's shape).
+//
 // Max unpooling (max_unpool1d/2d/3d), PyTorch's CPU loop: zeros, then every input element
 // written at its index in order (a later duplicate overwrites); out-of-range indices are
 // skipped (PyTorch raises). Copies only, so any 2/4/8-byte dtype.
@@ -159,6 +169,69 @@ void Run(const T *x, int64_t planes, const int64_t *n, const Table *t, T *values
       }
       std::copy(mx, mx + o2n, values + row * o2n);
       std::copy(pick, pick + o2n, out + row * o2n);
+    }
+  });
+}
+
+struct Ranges {
+  const int64_t *se;  // (out, 2): [start, end) per window
+  int64_t out;
+};
+
+template <typename T>
+void Mean(const T *x, int64_t planes, const int64_t *n, const Ranges *r, T *y) {
+  const int64_t plane_in = n[0] * n[1] * n[2];
+  const int64_t plane_out = r[0].out * r[1].out * r[2].out;
+  ParallelFor(planes, planes * (plane_in + plane_out), [=](int64_t begin, int64_t end) {
+    for (int64_t b = begin; b < end; ++b) {
+      const T *src = x + b * plane_in;
+      T *dst = y + b * plane_out;
+      for (int64_t o0 = 0; o0 < r[0].out; ++o0) {
+        const int64_t s0 = r[0].se[2 * o0], e0 = r[0].se[2 * o0 + 1];
+        for (int64_t o1 = 0; o1 < r[1].out; ++o1) {
+          const int64_t s1 = r[1].se[2 * o1], e1 = r[1].se[2 * o1 + 1];
+          for (int64_t o2 = 0; o2 < r[2].out; ++o2) {
+            const int64_t s2 = r[2].se[2 * o2], e2 = r[2].se[2 * o2 + 1];
+            T sum = 0;
+            for (int64_t i0 = s0; i0 < e0; ++i0)
+              for (int64_t i1 = s1; i1 < e1; ++i1) {
+                const T *line = src + (i0 * n[1] + i1) * n[2];
+                for (int64_t i2 = s2; i2 < e2; ++i2) sum += line[i2];
+              }
+            *dst++ = sum / static_cast<T>(e0 - s0) / static_cast<T>(e1 - s1) /
+                     static_cast<T>(e2 - s2);
+          }
+        }
+      }
+    }
+  });
+}
+
+template <typename T>
+void MeanGrad(const T *dy, int64_t planes, const int64_t *n, const Ranges *r, T *dx) {
+  const int64_t plane_in = n[0] * n[1] * n[2];
+  const int64_t plane_out = r[0].out * r[1].out * r[2].out;
+  ParallelFor(planes, planes * (plane_in + plane_out), [=](int64_t begin, int64_t end) {
+    std::fill(dx + begin * plane_in, dx + end * plane_in, T(0));
+    for (int64_t b = begin; b < end; ++b) {
+      const T *src = dy + b * plane_out;
+      T *dst = dx + b * plane_in;
+      for (int64_t o0 = 0; o0 < r[0].out; ++o0) {
+        const int64_t s0 = r[0].se[2 * o0], e0 = r[0].se[2 * o0 + 1];
+        for (int64_t o1 = 0; o1 < r[1].out; ++o1) {
+          const int64_t s1 = r[1].se[2 * o1], e1 = r[1].se[2 * o1 + 1];
+          for (int64_t o2 = 0; o2 < r[2].out; ++o2) {
+            const int64_t s2 = r[2].se[2 * o2], e2 = r[2].se[2 * o2 + 1];
+            const T delta = *src++ / static_cast<T>(e0 - s0) / static_cast<T>(e1 - s1) /
+                            static_cast<T>(e2 - s2);
+            for (int64_t i0 = s0; i0 < e0; ++i0)
+              for (int64_t i1 = s1; i1 < e1; ++i1) {
+                T *line = dst + (i0 * n[1] + i1) * n[2];
+                for (int64_t i2 = s2; i2 < e2; ++i2) line[i2] += delta;
+              }
+          }
+        }
+      }
     }
   });
 }
@@ -362,6 +435,86 @@ extern "C" int GatherPlanes(int nparam, void **params, int *ndims, int64_t **sha
   } else if (std::strcmp(dt, "float64") == 0) {
     Gather(static_cast<const uint64_t *>(params[0]), idx, planes, p, s,
            static_cast<uint64_t *>(params[3]));
+  } else {
+    return kBadDtype;
+  }
+  return kOk;
+}
+
+namespace {
+
+// Reads the window ranges (params[first..first+2]) and dims (params[first+3]) for an
+// (*lead, *spatial) tensor at x_at: planes, spatial sizes (1 for unused axes), ranges.
+int ReadRanges(void **params, int *ndims, int64_t **shapes, const char **dtypes, int x_at,
+               int first, int64_t *planes, int64_t *n, Ranges *r) {
+  if (ndims[first + 3] != 1 || shapes[first + 3][0] < 1 || shapes[first + 3][0] > 3)
+    return kBadShape;
+  const int dims = static_cast<int>(shapes[first + 3][0]), rank = ndims[x_at];
+  const int unused = 3 - dims;
+  int64_t plane_size;
+  if (!SplitPlanes(rank, shapes[x_at], dims, planes, &plane_size)) return kBadShape;
+  for (int i = 0; i < 3; ++i) {
+    const int at = first + i;
+    if (std::strcmp(dtypes[at], "int64") != 0) return kBadDtype;
+    if (ndims[at] != 2 || shapes[at][1] != 2 || shapes[at][0] < 1) return kBadShape;
+    n[i] = i < unused ? 1 : shapes[x_at][rank - dims + i - unused];
+    r[i] = {static_cast<const int64_t *>(params[at]), shapes[at][0]};
+    if (i < unused && r[i].out != 1) return kBadShape;
+    for (int64_t o = 0; o < r[i].out; ++o) {
+      const int64_t a = r[i].se[2 * o], e = r[i].se[2 * o + 1];
+      if (a < 0 || e <= a || e > n[i]) return kBadShape;
+    }
+  }
+  return kOk;
+}
+
+// Whether a tensor is (*lead of x, *window counts of the spatial axes in use).
+bool IsPooledShape(int nd, const int64_t *shape, int rank, const int64_t *xs, int dims,
+                   const Ranges *r) {
+  if (nd != rank || !SameLead(shape, xs, rank - dims)) return false;
+  for (int d = 0; d < dims; ++d)
+    if (shape[rank - dims + d] != r[3 - dims + d].out) return false;
+  return true;
+}
+
+}  // namespace
+
+extern "C" int WindowMean(int nparam, void **params, int *ndims, int64_t **shapes,
+                          const char **dtypes, void *, void *) {
+  if (nparam != 6) return kBadArity;
+  if (std::strcmp(dtypes[5], dtypes[0]) != 0) return kBadDtype;
+  int64_t planes, n[3];
+  Ranges r[3];
+  if (int rc = ReadRanges(params, ndims, shapes, dtypes, 0, 1, &planes, n, r)) return rc;
+  const int dims = static_cast<int>(shapes[4][0]);
+  if (!IsPooledShape(ndims[5], shapes[5], ndims[0], shapes[0], dims, r)) return kBadShape;
+  if (std::strcmp(dtypes[0], "float32") == 0) {
+    Mean(static_cast<const float *>(params[0]), planes, n, r, static_cast<float *>(params[5]));
+  } else if (std::strcmp(dtypes[0], "float64") == 0) {
+    Mean(static_cast<const double *>(params[0]), planes, n, r, static_cast<double *>(params[5]));
+  } else {
+    return kBadDtype;
+  }
+  return kOk;
+}
+
+extern "C" int WindowMeanGrad(int nparam, void **params, int *ndims, int64_t **shapes,
+                              const char **dtypes, void *, void *) {
+  if (nparam != 7) return kBadArity;
+  if (std::strcmp(dtypes[6], dtypes[0]) != 0 || std::strcmp(dtypes[1], dtypes[0]) != 0)
+    return kBadDtype;
+  int64_t planes, n[3];
+  Ranges r[3];
+  if (int rc = ReadRanges(params, ndims, shapes, dtypes, 1, 2, &planes, n, r)) return rc;
+  const int dims = static_cast<int>(shapes[5][0]);
+  if (!IsPooledShape(ndims[0], shapes[0], ndims[1], shapes[1], dims, r) ||
+      ndims[6] != ndims[1] || !SameLead(shapes[6], shapes[1], ndims[1]))
+    return kBadShape;
+  if (std::strcmp(dtypes[0], "float32") == 0) {
+    MeanGrad(static_cast<const float *>(params[0]), planes, n, r, static_cast<float *>(params[6]));
+  } else if (std::strcmp(dtypes[0], "float64") == 0) {
+    MeanGrad(static_cast<const double *>(params[0]), planes, n, r,
+             static_cast<double *>(params[6]));
   } else {
     return kBadDtype;
   }
