@@ -32,8 +32,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "dispatch.h"
 #include "parallel.h"
-
 
 #define MSCOMPAT_GS_NS mscompat_gs_generic
 #include "grid_sample_impl.h"
@@ -57,24 +57,12 @@ namespace {
 constexpr int kBadArity = mscompat_gs_generic::kBadArity;
 constexpr int kBadDtype = mscompat_gs_generic::kBadDtype;
 
-bool AllDtype(const char **dtypes, std::initializer_list<int> at, const char *want) {
-  for (int i : at)
-    if (std::strcmp(dtypes[i], want) != 0) return false;
-  return true;
-}
-
-
-#ifdef MSCOMPAT_GS_HAVE_FMA_PATH
-bool UseFma() {
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return has;
-}
-#endif
+using mscompat::AllDtype;
 
 template <typename T>
 int Forward(void **params, int *ndims, int64_t **shapes) {
 #ifdef MSCOMPAT_GS_HAVE_FMA_PATH
-  if (UseFma()) return mscompat_gs_fma::RunForward<T>(params, ndims, shapes);
+  if (mscompat::CpuHasFma()) return mscompat_gs_fma::RunForward<T>(params, ndims, shapes);
 #endif
   return mscompat_gs_generic::RunForward<T>(params, ndims, shapes);
 }
@@ -82,7 +70,7 @@ int Forward(void **params, int *ndims, int64_t **shapes) {
 template <typename T>
 int Backward(void **params, int *ndims, int64_t **shapes) {
 #ifdef MSCOMPAT_GS_HAVE_FMA_PATH
-  if (UseFma()) return mscompat_gs_fma::RunBackward<T>(params, ndims, shapes);
+  if (mscompat::CpuHasFma()) return mscompat_gs_fma::RunBackward<T>(params, ndims, shapes);
 #endif
   return mscompat_gs_generic::RunBackward<T>(params, ndims, shapes);
 }

@@ -30,6 +30,7 @@
 #include <initializer_list>
 #include <vector>
 
+#include "dispatch.h"
 #include "parallel.h"
 
 #define MSCOMPAT_LIN_NS mscompat_lin_generic
@@ -51,28 +52,17 @@ namespace {
 constexpr int kBadArity = mscompat_lin_generic::kBadArity;
 constexpr int kBadDtype = mscompat_lin_generic::kBadDtype;
 
-bool AllDtype(const char **dtypes, std::initializer_list<int> at, const char *want) {
-  for (int i : at)
-    if (std::strcmp(dtypes[i], want) != 0) return false;
-  return true;
-}
+using mscompat::AllDtype;
 
 // idx0, idx1, idx2 and opts.
 bool TablesInt64(const char **dtypes, int first) {
   return AllDtype(dtypes, {first, first + 2, first + 4, first + 6}, "int64");
 }
 
-#ifdef MSCOMPAT_LIN_HAVE_FMA_PATH
-bool UseFma() {
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return has;
-}
-#endif
-
 template <typename T>
 int Forward(void **params, int *ndims, int64_t **shapes) {
 #ifdef MSCOMPAT_LIN_HAVE_FMA_PATH
-  if (UseFma()) return mscompat_lin_fma::RunForward<T>(params, ndims, shapes);
+  if (mscompat::CpuHasFma()) return mscompat_lin_fma::RunForward<T>(params, ndims, shapes);
 #endif
   return mscompat_lin_generic::RunForward<T>(params, ndims, shapes);
 }
@@ -80,7 +70,7 @@ int Forward(void **params, int *ndims, int64_t **shapes) {
 template <typename T>
 int Backward(void **params, int *ndims, int64_t **shapes) {
 #ifdef MSCOMPAT_LIN_HAVE_FMA_PATH
-  if (UseFma()) return mscompat_lin_fma::RunBackward<T>(params, ndims, shapes);
+  if (mscompat::CpuHasFma()) return mscompat_lin_fma::RunBackward<T>(params, ndims, shapes);
 #endif
   return mscompat_lin_generic::RunBackward<T>(params, ndims, shapes);
 }
