@@ -642,7 +642,7 @@ def _unit_tables(dtype_name: str) -> Tuple[Tensor, Tensor]:
 
 @constexpr
 def _linear_options(shape: Tuple[int, ...], out_sizes: Tuple[int, ...]) -> Tensor:
-    """``opts`` of ``LinearResample``: [dims, small, channels].
+    """``opts`` of ``LinearResample``: [small].
 
     ``small``: PyTorch's 2-D float kernel takes its channels-last path (other arithmetic) when
     out_h + out_w <= 128, or when the input is also channels-last contiguous (H = W = 1) with
@@ -652,7 +652,7 @@ def _linear_options(shape: Tuple[int, ...], out_sizes: Tuple[int, ...]) -> Tenso
     small = dim == 2 and (
         out_sizes[0] + out_sizes[1] <= 128 or (shape[2] * shape[3] == 1 and shape[1] > 3)
     )
-    return Tensor(np.array([dim, int(small), shape[1]], np.int64))
+    return Tensor(np.array([int(small)], np.int64))
 
 
 @constexpr

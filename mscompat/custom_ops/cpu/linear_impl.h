@@ -183,8 +183,8 @@ void Backward(const T *dy, const Geometry<T> &g, T *dx) {
 }
 
 // Inputs from `first`: (idx_a (2, O_a) int64, lam_a (2, O_a) T) for a = 0, 1, 2, then opts
-// (3,) int64 [dims, small, channels]; the (N, C, *spatial) tensor x at `x_at`, whose rank
-// gives the spatial axes in use (the last dims = rank - 2 of the three tables).
+// (1,) int64 [small]; the (N, C, *spatial) tensor x at `x_at`, whose rank gives the spatial
+// axes in use (the last dims = rank - 2 of the three tables) and whose C the channels.
 template <typename T>
 int ReadGeometry(void **params, int *ndims, int64_t **shapes, int x_at, int first,
                  Geometry<T> *g) {
@@ -194,10 +194,9 @@ int ReadGeometry(void **params, int *ndims, int64_t **shapes, int x_at, int firs
   g->planes = xs[0] * xs[1];
   g->dims = rank - 2;
   const int opt = first + 6;
-  if (ndims[opt] != 1 || shapes[opt][0] != 3) return kBadShape;
+  if (ndims[opt] != 1 || shapes[opt][0] != 1) return kBadShape;
   const int64_t *opts = static_cast<const int64_t *>(params[opt]);
-  if (opts[0] != g->dims || opts[2] != xs[1]) return kBadShape;
-  g->small = opts[1] != 0 && g->dims == 2;
+  g->small = opts[0] != 0 && g->dims == 2;
   g->channels = xs[1] > 0 ? xs[1] : 1;
   for (int a = 0; a < 3; ++a) {
     const int it = first + 2 * a, lt = it + 1;

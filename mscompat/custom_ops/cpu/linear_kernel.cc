@@ -11,9 +11,8 @@
 //           planes in place: no reshape, which MindSpore's graph mode runs as a copy)
 //     idxa: (2, Oa) int64 the two source indices along axis a, lama: (2, Oa) their weights;
 //           the spatial axes use the last 1, 2 or 3 tables, the others are (2, 1) unused
-//     opts: (3,) int64 [dims (the number of spatial axes), small (2-D only: PyTorch's
-//           channels-last kernel, which it runs when out_h + out_w <= 128), channels (C; that
-//           kernel's arithmetic depends on the channel)]
+//     opts: (1,) int64 [small]: 2-D only, PyTorch's channels-last kernel (which it runs when
+//           out_h + out_w <= 128); its arithmetic depends on the channel, read from C
 //     y:    (N, C, *O)
 //   LinearResampleBackward(dy, x, idx0, lam0, idx1, lam1, idx2, lam2, opts) -> dx
 //     PyTorch's backward loop: per plane, in output order, every source element of an output

@@ -178,6 +178,16 @@ struct Ranges {
   int64_t out;
 };
 
+// Calls f(s0, e0, s1, e1, s2, e2) for every window of a plane, in output order.
+template <typename F>
+void EachWindow(const Ranges *r, F f) {
+  for (int64_t o0 = 0; o0 < r[0].out; ++o0)
+    for (int64_t o1 = 0; o1 < r[1].out; ++o1)
+      for (int64_t o2 = 0; o2 < r[2].out; ++o2)
+        f(r[0].se[2 * o0], r[0].se[2 * o0 + 1], r[1].se[2 * o1], r[1].se[2 * o1 + 1],
+          r[2].se[2 * o2], r[2].se[2 * o2 + 1]);
+}
+
 template <typename T>
 void Mean(const T *x, int64_t planes, const int64_t *n, const Ranges *r, T *y) {
   const int64_t plane_in = n[0] * n[1] * n[2];
@@ -186,23 +196,15 @@ void Mean(const T *x, int64_t planes, const int64_t *n, const Ranges *r, T *y) {
     for (int64_t b = begin; b < end; ++b) {
       const T *src = x + b * plane_in;
       T *dst = y + b * plane_out;
-      for (int64_t o0 = 0; o0 < r[0].out; ++o0) {
-        const int64_t s0 = r[0].se[2 * o0], e0 = r[0].se[2 * o0 + 1];
-        for (int64_t o1 = 0; o1 < r[1].out; ++o1) {
-          const int64_t s1 = r[1].se[2 * o1], e1 = r[1].se[2 * o1 + 1];
-          for (int64_t o2 = 0; o2 < r[2].out; ++o2) {
-            const int64_t s2 = r[2].se[2 * o2], e2 = r[2].se[2 * o2 + 1];
-            T sum = 0;
-            for (int64_t i0 = s0; i0 < e0; ++i0)
-              for (int64_t i1 = s1; i1 < e1; ++i1) {
-                const T *line = src + (i0 * n[1] + i1) * n[2];
-                for (int64_t i2 = s2; i2 < e2; ++i2) sum += line[i2];
-              }
-            *dst++ = sum / static_cast<T>(e0 - s0) / static_cast<T>(e1 - s1) /
-                     static_cast<T>(e2 - s2);
+      EachWindow(r, [&](int64_t s0, int64_t e0, int64_t s1, int64_t e1, int64_t s2, int64_t e2) {
+        T sum = 0;
+        for (int64_t i0 = s0; i0 < e0; ++i0)
+          for (int64_t i1 = s1; i1 < e1; ++i1) {
+            const T *line = src + (i0 * n[1] + i1) * n[2];
+            for (int64_t i2 = s2; i2 < e2; ++i2) sum += line[i2];
           }
-        }
-      }
+        *dst++ = sum / static_cast<T>(e0 - s0) / static_cast<T>(e1 - s1) / static_cast<T>(e2 - s2);
+      });
     }
   });
 }
@@ -216,22 +218,15 @@ void MeanGrad(const T *dy, int64_t planes, const int64_t *n, const Ranges *r, T 
     for (int64_t b = begin; b < end; ++b) {
       const T *src = dy + b * plane_out;
       T *dst = dx + b * plane_in;
-      for (int64_t o0 = 0; o0 < r[0].out; ++o0) {
-        const int64_t s0 = r[0].se[2 * o0], e0 = r[0].se[2 * o0 + 1];
-        for (int64_t o1 = 0; o1 < r[1].out; ++o1) {
-          const int64_t s1 = r[1].se[2 * o1], e1 = r[1].se[2 * o1 + 1];
-          for (int64_t o2 = 0; o2 < r[2].out; ++o2) {
-            const int64_t s2 = r[2].se[2 * o2], e2 = r[2].se[2 * o2 + 1];
-            const T delta = *src++ / static_cast<T>(e0 - s0) / static_cast<T>(e1 - s1) /
-                            static_cast<T>(e2 - s2);
-            for (int64_t i0 = s0; i0 < e0; ++i0)
-              for (int64_t i1 = s1; i1 < e1; ++i1) {
-                T *line = dst + (i0 * n[1] + i1) * n[2];
-                for (int64_t i2 = s2; i2 < e2; ++i2) line[i2] += delta;
-              }
+      EachWindow(r, [&](int64_t s0, int64_t e0, int64_t s1, int64_t e1, int64_t s2, int64_t e2) {
+        const T delta =
+            *src++ / static_cast<T>(e0 - s0) / static_cast<T>(e1 - s1) / static_cast<T>(e2 - s2);
+        for (int64_t i0 = s0; i0 < e0; ++i0)
+          for (int64_t i1 = s1; i1 < e1; ++i1) {
+            T *line = dst + (i0 * n[1] + i1) * n[2];
+            for (int64_t i2 = s2; i2 < e2; ++i2) line[i2] += delta;
           }
-        }
-      }
+      });
     }
   });
 }
