@@ -251,10 +251,19 @@ struct Sampler {
       const int64_t at[4] = {base, base + 1, base + W, base + W + 1};
       for (int q = 0; q < 4; ++q) o[q][k] = m[q][k] ? at[q] : 0;  // masked: a safe read
     }
+    // One point of one channel plane (loads are branch-free: a masked corner reads offset 0).
+    auto point = [&](const T *src, int64_t k) {
+      T v[4];
+      for (int q = 0; q < 4; ++q) {
+        const T r = src[o[q][k]];
+        v[q] = m[q][k] ? r : T(0);
+      }
+      return Fma(v[3], wt[3][k], Fma(v[2], wt[2][k], Fma(v[1], wt[1][k], v[0] * wt[0][k])));
+    };
 #ifdef MSCOMPAT_GS_AVX2
     if (std::is_same<T, float>::value && plane < (int64_t(1) << 31)) {
       // Eight points at a time: masked gathers (a masked-out corner reads nothing and is 0),
-      // then the same multiply and fused multiply-adds as the scalar loop below.
+      // then the same multiply and fused multiply-adds as `point`.
       alignas(32) int32_t o32[4][kMax];
       alignas(32) int32_t m32[4][kMax];
       for (int q = 0; q < 4; ++q)
@@ -282,30 +291,13 @@ struct Sampler {
           acc = _mm256_fmadd_ps(v[3], w[3], acc);
           _mm256_storeu_ps(dst + k, acc);
         }
-        for (int64_t k = vec_len; k < len; ++k) {
-          T vv[4];
-          for (int q = 0; q < 4; ++q) {
-            const T r = in[o[q][k]];
-            vv[q] = m[q][k] ? r : T(0);
-          }
-          out[first + k] =
-              Fma(vv[3], wt[3][k], Fma(vv[2], wt[2][k], Fma(vv[1], wt[1][k], vv[0] * wt[0][k])));
-        }
+        for (int64_t k = vec_len; k < len; ++k) out[first + k] = point(in, k);
       }
       return;
     }
 #endif
-    for (int64_t c = 0; c < g.c; ++c, in += plane, out += points) {
-      for (int64_t k = 0; k < len; ++k) {
-        T v[4];
-        for (int q = 0; q < 4; ++q) {
-          const T r = in[o[q][k]];
-          v[q] = m[q][k] ? r : T(0);
-        }
-        out[first + k] =
-            Fma(v[3], wt[3][k], Fma(v[2], wt[2][k], Fma(v[1], wt[1][k], v[0] * wt[0][k])));
-      }
-    }
+    for (int64_t c = 0; c < g.c; ++c, in += plane, out += points)
+      for (int64_t k = 0; k < len; ++k) out[first + k] = point(in, k);
   }
 };
 
