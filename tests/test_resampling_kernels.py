@@ -1,9 +1,11 @@
-"""The unpooling, nearest, linear and grid_sample kernels (``custom_ops/cpu/pool_kernel.cc``,
-``nearest_kernel.cc``, ``linear_kernel.cc``, ``grid_sample_kernel.cc``) on inputs the op
-database does not build: duplicate and out-of-range unpooling indices, float16 nearest
-gradients, both of PyTorch's bilinear code paths, float64 source indices next to an integer,
-inf inputs, PyTorch's "large" grid_sample sample and NaN / far-outside grids. Compared with
-torch 2.13 CPU exactly where the kernels reproduce PyTorch's arithmetic, PyNative and graph mode.
+"""The unpooling, nearest, linear, bicubic and grid_sample kernels
+(``custom_ops/cpu/pool_kernel.cc``, ``nearest_kernel.cc``, ``linear_kernel.cc``,
+``cubic_kernel.cc``, ``grid_sample_kernel.cc``) on inputs the op database does not build:
+duplicate and out-of-range unpooling indices, float16 nearest gradients, both of PyTorch's
+bilinear code paths, bicubic down- and upsampling in float16/32/64, float64 source indices next
+to an integer, inf inputs, PyTorch's "large" grid_sample sample and NaN / far-outside grids.
+Compared with torch 2.13 CPU exactly where the kernels reproduce PyTorch's arithmetic, PyNative
+and graph mode.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from mscompat.shape import grid_sample, interpolate, max_unpool2d
 
 def _built() -> bool:
     try:
-        for name in ("pool", "nearest", "linear", "grid_sample"):
+        for name in ("pool", "nearest", "linear", "cubic", "grid_sample"):
             aot.kernel_path(name, "CPU")
     except aot.KernelUnavailableError:
         return False
@@ -128,12 +130,7 @@ def _linear_params():
                 yield pytest.param(name, dtype, True, id=f"{name}-{dtype}-graph")
 
 
-@pytest.mark.parametrize("name, dtype, graph", list(_linear_params()))
-def test_linear_kernel_matches_torch_exactly(name, dtype, graph):
-    """Forward and input gradient bit-identical to torch 2.13 CPU (its fused multiply-adds,
-    its floorf on float64 source indices, its backward accumulation order)."""
-    shape, kwargs = _LINEAR_CASES[name]
-    mode = _MODE[len(shape)]
+def _check_exact(mode, shape, kwargs, dtype, graph):
     rng = np.random.default_rng(2)
     x = rng.standard_normal(shape).astype(dtype)
     tx = torch.from_numpy(x).requires_grad_()
@@ -145,6 +142,44 @@ def test_linear_kernel_matches_torch_exactly(name, dtype, graph):
     np.testing.assert_array_equal(got, ty.detach().numpy())
     (dx,) = _grads(fn, (x,), ct, (0,), graph)
     np.testing.assert_array_equal(dx, tx.grad.numpy())
+
+
+@pytest.mark.parametrize("name, dtype, graph", list(_linear_params()))
+def test_linear_kernel_matches_torch_exactly(name, dtype, graph):
+    """Forward and input gradient bit-identical to torch 2.13 CPU (its fused multiply-adds,
+    its floorf on float64 source indices, its backward accumulation order)."""
+    shape, kwargs = _LINEAR_CASES[name]
+    _check_exact(_MODE[len(shape)], shape, kwargs, dtype, graph)
+
+
+_CUBIC_CASES = {
+    # PyTorch's OpInfo "large" sample: the forward's fused source index and coefficients
+    # differ from the backward's unfused ones (the gradient was 6e-5 off with shared weights)
+    "down 345x456 -> 270x270": ((1, 2, 345, 456), {"size": (270, 270)}),
+    "down, corners": ((2, 3, 40, 50), {"size": (27, 31), "align_corners": True}),
+    "up x2": ((2, 3, 16, 20), {"scale_factor": 2}),
+    "up 2.3, taps clamped at the border": ((1, 2, 5, 7), {"scale_factor": 2.3}),
+    "same size (PyTorch copies the gradient)": ((1, 2, 6, 5), {"size": (6, 5)}),
+    "1x1 input": ((1, 3, 1, 1), {"size": (3, 4), "align_corners": True}),
+}
+_CUBIC_GRAPH = ("down, corners", "up x2")
+
+
+def _cubic_params():
+    for name in _CUBIC_CASES:
+        for dtype in ("float16", "float32", "float64"):
+            yield pytest.param(name, dtype, False, id=f"{name}-{dtype}")
+            if name in _CUBIC_GRAPH and dtype != "float64":
+                yield pytest.param(name, dtype, True, id=f"{name}-{dtype}-graph")
+
+
+@pytest.mark.parametrize("name, dtype, graph", list(_cubic_params()))
+def test_cubic_kernel_matches_torch_exactly(name, dtype, graph):
+    """Bicubic forward and input gradient bit-identical to torch 2.13 CPU: the forward's
+    fused multiply-adds (source index, two of the coefficient polynomials, the tap sums),
+    float16 weights for float16, the backward's own unfused coefficients and loop order."""
+    shape, kwargs = _CUBIC_CASES[name]
+    _check_exact("bicubic", shape, kwargs, dtype, graph)
 
 
 def test_linear_kernel_keeps_inf_within_its_taps():

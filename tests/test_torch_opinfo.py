@@ -43,11 +43,6 @@ SKIP_DTYPES = {
     "on the (2, 3, 345, 456) sample and its backward corrupts the heap (process abort)",
 }
 
-_SUM_ORDER = "gradient summed in another order: max abs error 7e-5 on O(1) values"
-_HALF_ORDER = (
-    "float16 bicubic 345x456 -> 270x270: 900 of 437,400 outputs differ by 1-2 float16 ulps "
-    "(PyTorch's accumulation order in its large-output kernel)"
-)
 _TORCH_RAISES = "PyTorch itself raises NotImplementedError (antialias has no float16 CPU kernel)"
 
 #: (OpInfo key, dtype, sample index) -> why the sample is expected to fail. All are PyTorch's
@@ -55,10 +50,6 @@ _TORCH_RAISES = "PyTorch itself raises NotImplementedError (antialias has no flo
 KNOWN = {
     ("nn.functional.interpolate.bicubic", "float16", 24): _TORCH_RAISES,
     ("nn.functional.interpolate.bicubic", "float16", 26): _TORCH_RAISES,
-    ("nn.functional.interpolate.bicubic", "float16", 25): _HALF_ORDER,
-    ("nn.functional.interpolate.bicubic", "float16", 27): _HALF_ORDER,
-    ("nn.functional.interpolate.bicubic", "float32", 25): _SUM_ORDER,
-    ("nn.functional.interpolate.bicubic", "float32", 27): _SUM_ORDER,
     ("nn.functional.interpolate.bilinear", "float16", 24): _TORCH_RAISES,
     ("nn.functional.interpolate.bilinear", "float16", 26): _TORCH_RAISES,
 }

@@ -15,7 +15,9 @@ float64), and applied with MindSpore ops: a broadcast (integer nearest upsamplin
 Backends (``shape.interpolate``): on CPU the ``aot`` kernels run ``nearest``/``nearest-exact``
 (``custom_ops/cpu/nearest_kernel.cc``: the same index tables, PyTorch's scatter-add backward)
 and float32/float64 ``linear``/``bilinear``/``trilinear`` (``custom_ops/cpu/linear_kernel.cc``:
-the same index and weight tables, PyTorch's CPU arithmetic and backward loop);
+the same index and weight tables, PyTorch's CPU arithmetic and backward loop) and ``bicubic``
+without antialias (``custom_ops/cpu/cubic_kernel.cc``: PyTorch's source coordinates, Keys'
+coefficients and arithmetic, forward and backward; float16 with float16 weights);
 ``ops.interpolate`` (``native``) runs float32 linear modes where its rounding gives PyTorch's
 numbers; everything else is the composite above.
 """
@@ -32,6 +34,7 @@ from mindspore import Tensor, nn, ops
 from mindspore.ops import constexpr
 
 from mscompat._checks import check_float_tensor, is_int
+from mscompat.custom_ops import cubic as _cubic_kernels
 from mscompat.custom_ops import linear as _linear_kernels
 from mscompat.custom_ops import nearest as _nearest_kernels
 from mscompat.custom_ops.registry import available, device_target, dispatch, register
@@ -656,15 +659,43 @@ def _linear_options(shape: Tuple[int, ...], out_sizes: Tuple[int, ...]) -> Tenso
 
 
 @constexpr
+def _cubic_table(
+    n_in: int, n_out: int, scale: Optional[float], corners: bool, dtype_name: str
+) -> Tensor:
+    """One axis's (2, out) source coordinates for ``CubicResample``.
+
+    Row 0 as PyTorch's forward kernel computes them (``scale * (i + 0.5) - 0.5`` as one fused
+    multiply-add, see :func:`_source`), row 1 as its backward kernel does (a file compiled
+    without FMA: the product rounded, then 0.5 subtracted).
+    """
+    ct = _ct(dtype_name)
+    ratio = _area_scale(n_in, n_out, corners, scale, ct)
+    forward = _source(ratio, n_out, corners, True, ct)
+    i = np.arange(n_out).astype(ct)
+    if corners:
+        backward = (ratio * i).astype(ct)
+    else:
+        backward = ((ratio * (i + ct(0.5))).astype(ct) - ct(0.5)).astype(ct)
+    return Tensor(np.stack([forward, backward]).astype(ct))
+
+
+@constexpr
+def _half_weights(dtype_name: str) -> Tensor:
+    """``opts`` of ``CubicResample``: PyTorch's float16 kernel stores its weights in float16."""
+    return Tensor(np.array([int(dtype_name == "float16")], np.int64))
+
+
+@constexpr
 def _native_usable() -> bool:
     """Whether the native backend passed its probe (the registry's cached result)."""
     return available("shape.interpolate", "native")[0]
 
 
 def _probe_aot() -> None:
-    """Both kernel libraries load and pass their self-checks."""
+    """The three kernel libraries load and pass their self-checks."""
     _nearest_kernels.probe()
     _linear_kernels.probe()
+    _cubic_kernels.probe()
 
 
 def _linear_aot(
@@ -682,14 +713,28 @@ def _linear_aot(
     return op(x, *tables, _linear_options(x.shape, out_sizes))
 
 
+def _cubic_aot(
+    x: Tensor, out_sizes: Tuple[int, ...], scales: Tuple[Optional[float], ...], corners: bool
+) -> Tensor:
+    name = _dtype_name(x.dtype)
+    half = name == "float16"
+    src_h = _cubic_table(x.shape[2], out_sizes[0], scales[0], corners, name)
+    src_w = _cubic_table(x.shape[3], out_sizes[1], scales[1], corners, name)
+    op = _cubic_kernels.KERNELS[device_target()]["CubicResample"]
+    # float16 runs in float32 (exact) with float16 weights and one rounding of the result, as
+    # PyTorch's float16 kernel; its backward accumulates in float32 and rounds once too.
+    y = op(x.astype(ms.float32) if half else x, src_h, src_w, _half_weights(name))
+    return y.astype(ms.float16) if half else y
+
+
 @register(
     "shape.interpolate",
     "aot",
     devices=("CPU",),
     probe=_probe_aot,
     note="nearest/nearest-exact: C++ copy with PyTorch's index tables (scatter-add backward); "
-    "float32/float64 linear/bilinear/trilinear: C++ with PyTorch's tables, arithmetic and "
-    "backward loop; other modes as the native backend",
+    "float32/float64 linear/bilinear/trilinear and float16/32/64 bicubic: C++ with PyTorch's "
+    "tables, arithmetic and backward loop; other modes as the native backend",
 )
 def _interpolate_aot(
     x: Tensor,
@@ -702,6 +747,9 @@ def _interpolate_aot(
     linear = mode in _MODE_DIMS and mode != "bicubic" and not antialias
     if linear and x.size != 0 and x.dtype in (ms.float32, ms.float64):
         return _linear_aot(x, out_sizes, scales, corners)
+    cubic = mode == "bicubic" and not antialias and x.size != 0 and 0 not in out_sizes
+    if cubic and x.dtype in (ms.float16, ms.float32, ms.float64):
+        return _cubic_aot(x, out_sizes, scales, corners)
     if mode not in ("nearest", "nearest-exact") or x.size == 0 or 0 in out_sizes:
         if _native_usable():
             return _interpolate_native(x, out_sizes, scales, mode, corners, antialias)
@@ -787,10 +835,11 @@ def interpolate(
         accepts float16, which PyTorch's CPU kernel does not. Empty inputs return an empty
         output. The composite's weighted modes are a matrix product per axis, so an inf or NaN
         in the input spreads along the whole output row of that axis (PyTorch keeps it within
-        the filter taps; so does the CPU kernel for float32/float64 linear modes). PyTorch's 1-D
-        and 3-D ``nearest`` backward uses its 2-D index rule (an axis whose size is unchanged or
-        exactly doubled by a scale factor is treated as a copy or ``i // 2``) where its forward
-        does not; this gradient is the exact gradient of the forward.
+        the filter taps; so do the CPU kernels for float32/float64 linear modes and for
+        bicubic). PyTorch's 1-D and 3-D ``nearest`` backward uses its 2-D index rule (an axis
+        whose size is unchanged or exactly doubled by a scale factor is treated as a copy or
+        ``i // 2``) where its forward does not; this gradient is the exact gradient of the
+        forward.
         PyTorch 2.13's antialias kernel returns wrong values when the output width is 1
         and the height changes; this computes the correct separable result.
 
