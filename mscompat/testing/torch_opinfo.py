@@ -23,14 +23,18 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequ
 
 import numpy as np
 
+from mscompat.custom_ops.registry import dispatch
+from mscompat.shape import grid_sample, interpolate
 from mscompat.testing.parity import ParityReport, assert_parity
 
 __all__ = [
     "TORCH_OPINFO_MAP",
     "TorchCase",
     "check_case",
+    "grid_sampler_2d",
     "supported_dtypes",
     "torch_opinfo_cases",
+    "upsample_bilinear2d_aa",
 ]
 
 _INTERPOLATE_MODES = (
@@ -54,11 +58,16 @@ TORCH_OPINFO_MAP: Dict[str, str] = {
     "mode": "mscompat.shape:mode",
     "squeeze": "mscompat.shape:squeeze",
     "squeeze.multiple": "mscompat.shape:squeeze",
+    "squeeze_copy": "mscompat.shape:squeeze",
     "unsqueeze": "mscompat.shape:unsqueeze",
+    "unsqueeze_copy": "mscompat.shape:unsqueeze",
     "flatten": "mscompat.shape:flatten",
     "unflatten": "mscompat.shape:unflatten",
     "nn.functional.unfold": "mscompat.shape:unfold",
     "nn.functional.grid_sample": "mscompat.shape:grid_sample",
+    # ATen ops behind the functional ones, through the adapters below
+    "grid_sampler_2d": "mscompat.testing.torch_opinfo:grid_sampler_2d",
+    "_upsample_bilinear2d_aa": "mscompat.testing.torch_opinfo:upsample_bilinear2d_aa",
     "nn.functional.upsample_nearest": "mscompat.shape:upsample_nearest",
     "nn.functional.upsample_bilinear": "mscompat.shape:upsample_bilinear",
     **{
@@ -75,6 +84,59 @@ TORCH_OPINFO_MAP: Dict[str, str] = {
 }
 
 _DTYPES = ("float16", "float32", "float64", "int32", "int64")
+
+_GRID_MODES = ("bilinear", "nearest", "bicubic")
+_GRID_PADDINGS = ("zeros", "border", "reflection")
+
+
+def grid_sampler_2d(
+    input: Any,  # noqa: A002 - PyTorch's argument name
+    grid: Any,
+    interpolation_mode: int,
+    padding_mode: int,
+    align_corners: bool,
+) -> Any:
+    """``torch.grid_sampler_2d`` (integer mode and padding codes) as
+    :func:`mscompat.shape.grid_sample`."""
+    mode = _GRID_MODES[interpolation_mode]
+    return grid_sample(input, grid, mode, _GRID_PADDINGS[padding_mode], align_corners)
+
+
+def upsample_bilinear2d_aa(
+    input: Any,  # noqa: A002 - PyTorch's argument name
+    output_size: Optional[Sequence[int]] = None,
+    align_corners: bool = False,
+    scale_factors: Optional[Sequence[float]] = None,
+    scales_h: Optional[float] = None,
+    scales_w: Optional[float] = None,
+) -> Any:
+    """``aten._upsample_bilinear2d_aa`` (both overloads) as :func:`mscompat.shape.interpolate`
+    with ``mode="bilinear", antialias=True``.
+
+    ATen takes an output size together with the scales its coordinates use (which
+    ``interpolate`` cannot express when both are given): that case goes to the dispatched
+    primitive directly.
+    """
+    if output_size is None:
+        return interpolate(
+            input,
+            scale_factor=tuple(scale_factors or ()),
+            mode="bilinear",
+            align_corners=align_corners,
+            antialias=True,
+        )
+    if scales_h is None and scales_w is None:
+        return interpolate(
+            input,
+            size=tuple(output_size),
+            mode="bilinear",
+            align_corners=align_corners,
+            antialias=True,
+        )
+    sizes = (int(output_size[0]), int(output_size[1]))
+    return dispatch("shape.interpolate")(
+        input, sizes, (scales_h, scales_w), "bilinear", bool(align_corners), True
+    )
 
 
 @dataclass
