@@ -1,6 +1,7 @@
-"""The unpooling, nearest, linear, bicubic and grid_sample kernels
+"""The unpooling, nearest, linear, bicubic, im2col/col2im and grid_sample kernels
 (``custom_ops/cpu/pool_kernel.cc``, ``nearest_kernel.cc``, ``linear_kernel.cc``,
-``cubic_kernel.cc``, ``grid_sample_kernel.cc``) on inputs the op database does not build:
+``cubic_kernel.cc``, ``fold_kernel.cc``, ``grid_sample_kernel.cc``) on inputs the op database
+does not build (or compares only within a tolerance):
 duplicate and out-of-range unpooling indices, float16 nearest gradients, both of PyTorch's
 bilinear code paths, bicubic down- and upsampling in float16/32/64, float64 source indices next
 to an integer, inf inputs, PyTorch's "large" grid_sample sample and NaN / far-outside grids.
@@ -17,12 +18,12 @@ import torch
 import torch.nn.functional as F
 
 from mscompat.custom_ops import aot, use_backend, which
-from mscompat.shape import grid_sample, interpolate, max_unpool2d
+from mscompat.shape import fold, grid_sample, interpolate, max_unpool2d, unfold
 
 
 def _built() -> bool:
     try:
-        for name in ("pool", "nearest", "linear", "cubic", "grid_sample"):
+        for name in ("pool", "nearest", "linear", "cubic", "fold", "grid_sample"):
             aot.kernel_path(name, "CPU")
     except aot.KernelUnavailableError:
         return False
@@ -250,3 +251,63 @@ def test_grid_sample_nan_and_far_points_graph(fn, mode, padding, align):
     want = F.grid_sample(torch.from_numpy(x), torch.from_numpy(g), mode, padding, align)
     got = ms.jit(fn)(ms.Tensor(x), ms.Tensor(g)).asnumpy()
     np.testing.assert_array_equal(got, want.numpy())
+
+
+def _unfold_fn(kwargs):
+    def fn(x):
+        return unfold(x, **kwargs)
+
+    return fn
+
+
+def _fold_fn(size, kwargs):
+    def fn(x):
+        return fold(x, size, **kwargs)
+
+    return fn
+
+
+_FOLD_CASES = {
+    "k3 p1 (a conv's im2col)": ((2, 3, 9, 11), {"kernel_size": 3, "padding": 1}),
+    "k2 s2 (patches)": ((1, 2, 8, 8), {"kernel_size": 2, "stride": 2}),
+    "k(3, 2) d(2, 1) p(2, 0) s(1, 3)": (
+        (2, 4, 10, 7),
+        {"kernel_size": (3, 2), "dilation": (2, 1), "padding": (2, 0), "stride": (1, 3)},
+    ),
+}
+
+
+def _fold_params():
+    for name in _FOLD_CASES:
+        for dtype in ("float16", "float32", "float64"):
+            yield pytest.param(name, dtype, False, id=f"{name}-{dtype}")
+        yield pytest.param(name, "float16", True, id=f"{name}-float16-graph")
+
+
+@pytest.mark.parametrize("name, dtype, graph", list(_fold_params()))
+def test_fold_kernels_match_torch_exactly(name, dtype, graph):
+    """unfold (a copy) and fold (PyTorch's col2im order; float16 rounded after every addition),
+    forward and gradient, bit-identical to torch 2.13 CPU."""
+    shape, kwargs = _FOLD_CASES[name]
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal(shape) * 4).astype(dtype)
+    tx = torch.from_numpy(x).requires_grad_()
+    ty = F.unfold(tx, **kwargs)
+    ct = (rng.standard_normal(tuple(ty.shape)) * 4).astype(dtype)
+    ty.backward(torch.from_numpy(ct))
+    fn = _unfold_fn(kwargs)
+    np.testing.assert_array_equal(
+        (ms.jit(fn) if graph else fn)(ms.Tensor(x)).asnumpy(), ty.detach().numpy()
+    )
+    (dx,) = _grads(fn, (x,), ct, (0,), graph)
+    np.testing.assert_array_equal(dx, tx.grad.numpy())  # col2im of ct
+    # fold of the columns ct: the same col2im; its gradient is im2col of the cotangent
+    tc = torch.from_numpy(ct).requires_grad_()
+    tf = F.fold(tc, shape[2:], **kwargs)
+    tf.backward(torch.from_numpy(x))
+    ffn = _fold_fn(shape[2:], kwargs)
+    np.testing.assert_array_equal(
+        (ms.jit(ffn) if graph else ffn)(ms.Tensor(ct)).asnumpy(), tf.detach().numpy()
+    )
+    (dc,) = _grads(ffn, (ct,), x, (0,), graph)
+    np.testing.assert_array_equal(dc, tc.grad.numpy())

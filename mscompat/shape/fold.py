@@ -1,12 +1,16 @@
 """``unfold``/``fold`` (im2col/col2im) and the ``Unfold``/``Fold`` Cells, as in PyTorch.
 
-The composite ``unfold`` zero-pads the input and reads all blocks with one gather whose index is
-built with NumPy from the static shapes: an exact copy (infinities and NaN stay where they are)
-whose gradient is a scatter-add. The composite ``fold`` is its adjoint: each kernel position's
-block is spread out by the stride, padded into place and summed, then the padding is cropped.
-MindSpore's ``Col2Im`` kernel (``ops.fold``) gives PyTorch's numbers and is used where it is
-registered (see :doc:`/api/custom_ops`). ``ops.unfold`` (``Im2Col``) is not used: its gradient fails
-on CPU for strides that do not divide the input ("StridedSliceGrad ... out of bounds").
+On CPU the ``aot`` kernels (``custom_ops/cpu/fold_kernel.cc``) run PyTorch's ``im2col`` and
+``col2im`` loops: ``unfold`` copies, ``fold`` (and ``unfold``'s gradient) adds each column value to
+its image element in PyTorch's order (float16: every addition rounded to float16, as PyTorch's
+float16 kernel), so both give PyTorch's numbers exactly. The composite ``unfold`` zero-pads the
+input and reads all blocks with one gather whose index is built with NumPy from the static
+shapes: an exact copy (infinities and NaN stay where they are) whose gradient is a scatter-add.
+The composite ``fold`` is its adjoint: each kernel position's block is spread out by the stride,
+padded into place and summed, then the padding is cropped. MindSpore's ``Col2Im`` kernel
+(``ops.fold``) gives PyTorch's float32 numbers and is the ``native`` fold (see
+:doc:`/api/custom_ops`). ``ops.unfold`` (``Im2Col``) is not used: its gradient fails on CPU for
+strides that do not divide the input ("StridedSliceGrad ... out of bounds").
 """
 
 from __future__ import annotations
@@ -16,9 +20,12 @@ from typing import Any, Sequence, Tuple, Union
 import mindspore as ms
 import numpy as np
 from mindspore import Tensor, nn, ops
+from mindspore.ops import constexpr
 
 from mscompat._checks import check_tensor, is_int
-from mscompat.custom_ops.registry import dispatch, register
+from mscompat.custom_ops import fold as _fold_kernels
+from mscompat.custom_ops.registry import device_target, dispatch, register
+from mscompat.shape._pooling import shape_carrier
 
 __all__ = ["Fold", "Unfold", "fold", "unfold"]
 
@@ -120,6 +127,36 @@ def _unfold_composite(
     index = Tensor(_unfold_index((hp, wp), k, d, s, blocks))
     out = ops.gather(xp.reshape(n, c, hp * wp), index, 2)
     return out.reshape(n, c * k[0] * k[1], blocks[0] * blocks[1])
+
+
+@constexpr
+def _kernel_geom(
+    k: Tuple[int, int], d: Tuple[int, int], p: Tuple[int, int], s: Tuple[int, int], half: bool
+) -> Tensor:
+    """``geom`` of the ``Im2Col``/``Col2Im`` kernels: [kh, kw, dh, dw, ph, pw, sh, sw,
+    round_half]."""
+    return Tensor(np.array([*k, *d, *p, *s, int(half)], np.int64))
+
+
+@register(
+    "shape.unfold",
+    "aot",
+    devices=("CPU",),
+    probe=_fold_kernels.probe,
+    note="C++ im2col (a copy); gradient: C++ col2im in PyTorch's order",
+)
+def _unfold_aot(
+    x: Tensor,
+    k: Tuple[int, int],
+    d: Tuple[int, int],
+    p: Tuple[int, int],
+    s: Tuple[int, int],
+    blocks: Tuple[int, int],
+) -> Tensor:
+    geom = _kernel_geom(k, d, p, s, x.dtype == ms.float16)  # float16 gradient: see Col2Im
+    cols = shape_carrier((k[0] * k[1], blocks[0] * blocks[1]))
+    image = shape_carrier((x.shape[2], x.shape[3]))
+    return _fold_kernels.KERNELS[device_target()]["Im2Col"](x, geom, cols, image)
 
 
 def unfold(
@@ -240,6 +277,33 @@ def _fold_composite(
             h0, w0 = i * d[0], j * d[1]
             total = total + _pad_hw(block, h0, hp - h0 - span_h, w0, wp - w0 - span_w)
     return total[:, :, p[0] : p[0] + size[0], p[1] : p[1] + size[1]]
+
+
+@register(
+    "shape.fold",
+    "aot",
+    devices=("CPU",),
+    probe=_fold_kernels.probe,
+    note="C++ col2im in PyTorch's order (float16: each addition rounded to float16); "
+    "gradient: C++ im2col",
+)
+def _fold_aot(
+    x: Tensor,
+    size: Tuple[int, int],
+    k: Tuple[int, int],
+    d: Tuple[int, int],
+    p: Tuple[int, int],
+    s: Tuple[int, int],
+    blocks: Tuple[int, int],
+) -> Tensor:
+    half = x.dtype == ms.float16
+    geom = _kernel_geom(k, d, p, s, half)
+    cols = shape_carrier((k[0] * k[1], blocks[0] * blocks[1]))
+    image = shape_carrier(size)
+    op = _fold_kernels.KERNELS[device_target()]["Col2Im"]
+    if half:  # float32 in and out: every sum is a float16 value, the cast back is exact
+        return op(x.astype(ms.float32), geom, cols, image).astype(ms.float16)
+    return op(x, geom, cols, image)
 
 
 def _probe_col2im() -> None:

@@ -13,28 +13,6 @@ constexpr int kBadShape = 3;
 inline float Fma(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
 inline double Fma(double a, double b, double c) { return __builtin_fma(a, b, c); }
 
-// float32 `v` rounded to the nearest float16 value (ties to even), as a float32.
-inline float RoundToHalf(float v) {
-  uint32_t bits;
-  std::memcpy(&bits, &v, sizeof bits);
-  const uint32_t sign = bits & 0x80000000u;
-  uint32_t mag = bits ^ sign;
-  float a;
-  std::memcpy(&a, &mag, sizeof a);
-  if (a != a) return v;                          // NaN
-  if (a >= 65520.0f) {                           // rounds to infinity
-    mag = 0x7F800000u;
-  } else if (a >= 6.103515625e-05f) {            // a normal float16: keep 10 fraction bits
-    mag = (mag + 0xFFFu + ((mag >> 13) & 1u)) & ~0x1FFFu;
-  } else {                                       // subnormal float16: multiples of 2^-24
-    a = std::nearbyint(a * 16777216.0f) / 16777216.0f;
-    std::memcpy(&mag, &a, sizeof mag);
-  }
-  bits = sign | mag;
-  std::memcpy(&v, &bits, sizeof v);
-  return v;
-}
-
 // One axis: output position k reads source positions idx[j * o + k] (j = 0..3) with weights
 // w[j * o + k], PyTorch's taps (clamped to the axis) and Keys' cubic coefficients (A = -0.75).
 template <typename T>
@@ -84,8 +62,9 @@ void MakeAxis(const T *src, int64_t n, int64_t o, bool forward, bool half_weight
     Coefficients(lambda, forward, c);
     for (int j = 0; j < 4; ++j) {
       ax->idx[j * o + k] = std::max<int64_t>(std::min<int64_t>(i - 1 + j, n - 1), 0);
-      ax->w[j * o + k] = half_weights ? static_cast<T>(RoundToHalf(static_cast<float>(c[j])))
-                                      : c[j];
+      const T v = c[j];
+      ax->w[j * o + k] = half_weights ? static_cast<T>(mscompat::RoundToHalf(static_cast<float>(v)))
+                                      : v;
     }
   }
 }

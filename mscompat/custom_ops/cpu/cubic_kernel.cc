@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "dispatch.h"
+#include "half.h"
 #include "parallel.h"
 
 #define MSCOMPAT_CUBIC_NS mscompat_cubic_generic

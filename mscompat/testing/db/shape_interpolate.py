@@ -315,6 +315,7 @@ OPS: List[OpInfo] = [
         ref=_torch("nn.functional.interpolate"),
         mirrors="torch.nn.functional.interpolate",
         sample_inputs=bicubic_samples,
+        error_inputs=interpolate_errors,
         bench_input=_bicubic_bench,
     ),
     OpInfo(
