@@ -123,9 +123,16 @@ _LINEAR_CASES = {
 _LINEAR_GRAPH = ("bilinear x2 generic", "bilinear small, 11 channels", "trilinear")
 
 
+#: PyTorch's float16 channels-last kernel (small 2-D outputs) has its own vector arithmetic: the
+#: kernel's float16 results there are within 1 ulp in a few elements (gradients exact).
+_LINEAR_NOT_HALF = ("bilinear small, 11 channels", "bilinear 1x1 input, 6 channels")
+
+
 def _linear_params():
     for name in _LINEAR_CASES:
-        for dtype in ("float32", "float64"):
+        for dtype in ("float16", "float32", "float64"):
+            if dtype == "float16" and name in _LINEAR_NOT_HALF:
+                continue
             yield pytest.param(name, dtype, False, id=f"{name}-{dtype}")
             if name in _LINEAR_GRAPH and dtype == "float32":
                 yield pytest.param(name, dtype, True, id=f"{name}-{dtype}-graph")
@@ -148,7 +155,8 @@ def _check_exact(mode, shape, kwargs, dtype, graph):
 @pytest.mark.parametrize("name, dtype, graph", list(_linear_params()))
 def test_linear_kernel_matches_torch_exactly(name, dtype, graph):
     """Forward and input gradient bit-identical to torch 2.13 CPU (its fused multiply-adds,
-    its floorf on float64 source indices, its backward accumulation order)."""
+    its floorf on float64 source indices, its backward accumulation order; float16: float16
+    forward weights, float32 backward accumulation)."""
     shape, kwargs = _LINEAR_CASES[name]
     _check_exact(_MODE[len(shape)], shape, kwargs, dtype, graph)
 

@@ -6,7 +6,9 @@ axis of ``x`` (N, C, *spatial), the two source elements PyTorch's
 with PyTorch's CPU arithmetic (its generic kernel, or for 2-D outputs with
 ``out_h + out_w <= 128`` its channels-last kernel); its bprop is
 ``LinearResampleBackward``, PyTorch's backward loop. The ``aot`` backend of
-``shape.interpolate`` in modes ``linear``, ``bilinear`` and ``trilinear`` for float32/float64.
+``shape.interpolate`` in modes ``linear``, ``bilinear`` and ``trilinear`` for float32/float64,
+and for float16 run in float32 (``opts`` ``half_weights``: the forward weights rounded to
+float16, as PyTorch's float16 kernels store them).
 """
 
 from __future__ import annotations
@@ -135,7 +137,7 @@ def probe() -> None:
     # width 3 -> 5, align_corners=False: sources 0 (clamped), 0.4, 1.0, 1.6, 2.2 (last index)
     idx = Tensor(np.array([[0, 0, 1, 1, 2], [1, 1, 2, 2, 2]], np.int64))
     lam = Tensor(np.array([[1.0, 0.6, 1.0, 0.4, 0.8], [0.0, 0.4, 0.0, 0.6, 0.2]], np.float32))
-    opts = Tensor(np.array([0], np.int64))
+    opts = Tensor(np.array([0, 0], np.int64))
     y = forward(x, unit_idx, unit_lam, unit_idx, unit_lam, idx, lam, opts).asnumpy()
     # torch.nn.functional.interpolate(x[0], size=5, mode="linear")
     if not np.allclose(y.reshape(-1), [0.0, 0.4, 1.0, 1.6, 2.0], rtol=0, atol=1e-6):

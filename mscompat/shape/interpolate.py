@@ -14,8 +14,9 @@ float64), and applied with MindSpore ops: a broadcast (integer nearest upsamplin
 
 Backends (``shape.interpolate``): on CPU the ``aot`` kernels run ``nearest``/``nearest-exact``
 (``custom_ops/cpu/nearest_kernel.cc``: the same index tables, PyTorch's scatter-add backward)
-and float32/float64 ``linear``/``bilinear``/``trilinear`` (``custom_ops/cpu/linear_kernel.cc``:
-the same index and weight tables, PyTorch's CPU arithmetic and backward loop) and ``bicubic``
+and ``linear``/``bilinear``/``trilinear`` (``custom_ops/cpu/linear_kernel.cc``: the same index
+and weight tables, PyTorch's CPU arithmetic and backward loop; float16 in float32 with float16
+forward weights) and ``bicubic``
 without antialias (``custom_ops/cpu/cubic_kernel.cc``: PyTorch's source coordinates, Keys'
 coefficients and arithmetic, forward and backward; float16 with float16 weights);
 ``ops.interpolate`` (``native``) runs float32 linear modes where its rounding gives PyTorch's
@@ -644,18 +645,19 @@ def _unit_tables(dtype_name: str) -> Tuple[Tensor, Tensor]:
 
 
 @constexpr
-def _linear_options(shape: Tuple[int, ...], out_sizes: Tuple[int, ...]) -> Tensor:
-    """``opts`` of ``LinearResample``: [small].
+def _linear_options(shape: Tuple[int, ...], out_sizes: Tuple[int, ...], half: bool) -> Tensor:
+    """``opts`` of ``LinearResample``: [small, half_weights].
 
     ``small``: PyTorch's 2-D float kernel takes its channels-last path (other arithmetic) when
     out_h + out_w <= 128, or when the input is also channels-last contiguous (H = W = 1) with
-    more than 3 channels.
+    more than 3 channels. ``half_weights``: a float16 input (run in float32); PyTorch's float16
+    kernels store the forward weights in float16, except its channels-last kernel.
     """
     dim = len(out_sizes)
     small = dim == 2 and (
         out_sizes[0] + out_sizes[1] <= 128 or (shape[2] * shape[3] == 1 and shape[1] > 3)
     )
-    return Tensor(np.array([int(small)], np.int64))
+    return Tensor(np.array([int(small), int(half)], np.int64))
 
 
 @constexpr
@@ -710,7 +712,12 @@ def _linear_aot(
         idx, lam = _linear_tables(spatial[i], out_sizes[i], scales[i], corners, name)
         tables = tables + [idx, lam]
     op = _linear_kernels.KERNELS[device_target()]["LinearResample"]
-    return op(x, *tables, _linear_options(x.shape, out_sizes))
+    if name == "float16":
+        # float32 (exact), float16 weights, one rounding of the result; the backward kernel
+        # accumulates in float32 with float32 weights and rounds once, as PyTorch's.
+        y = op(x.astype(ms.float32), *tables, _linear_options(x.shape, out_sizes, True))
+        return y.astype(ms.float16)
+    return op(x, *tables, _linear_options(x.shape, out_sizes, False))
 
 
 def _cubic_aot(
@@ -733,8 +740,8 @@ def _cubic_aot(
     devices=("CPU",),
     probe=_probe_aot,
     note="nearest/nearest-exact: C++ copy with PyTorch's index tables (scatter-add backward); "
-    "float32/float64 linear/bilinear/trilinear and float16/32/64 bicubic: C++ with PyTorch's "
-    "tables, arithmetic and backward loop; other modes as the native backend",
+    "linear/bilinear/trilinear and bicubic (float16/32/64): C++ with PyTorch's tables, "
+    "arithmetic and backward loop; other modes as the native backend",
 )
 def _interpolate_aot(
     x: Tensor,
@@ -745,7 +752,7 @@ def _interpolate_aot(
     antialias: bool,
 ) -> Tensor:
     linear = mode in _MODE_DIMS and mode != "bicubic" and not antialias
-    if linear and x.size != 0 and x.dtype in (ms.float32, ms.float64):
+    if linear and x.size != 0 and x.dtype in (ms.float16, ms.float32, ms.float64):
         return _linear_aot(x, out_sizes, scales, corners)
     cubic = mode == "bicubic" and not antialias and x.size != 0 and 0 not in out_sizes
     if cubic and x.dtype in (ms.float16, ms.float32, ms.float64):
@@ -835,11 +842,10 @@ def interpolate(
         accepts float16, which PyTorch's CPU kernel does not. Empty inputs return an empty
         output. The composite's weighted modes are a matrix product per axis, so an inf or NaN
         in the input spreads along the whole output row of that axis (PyTorch keeps it within
-        the filter taps; so do the CPU kernels for float32/float64 linear modes and for
-        bicubic). PyTorch's 1-D and 3-D ``nearest`` backward uses its 2-D index rule (an axis
-        whose size is unchanged or exactly doubled by a scale factor is treated as a copy or
-        ``i // 2``) where its forward does not; this gradient is the exact gradient of the
-        forward.
+        the filter taps; so do the CPU kernels for the linear modes and bicubic). PyTorch's
+        1-D and 3-D ``nearest`` backward uses its 2-D index rule (an axis whose size is
+        unchanged or exactly doubled by a scale factor is treated as a copy or ``i // 2``)
+        where its forward does not; this gradient is the exact gradient of the forward.
         PyTorch 2.13's antialias kernel returns wrong values when the output width is 1
         and the height changes; this computes the correct separable result.
 

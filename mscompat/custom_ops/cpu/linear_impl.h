@@ -31,6 +31,9 @@ struct Geometry {
   int64_t planes = 0;
   int dims = 0;        // spatial axes in use: the last `dims` of the three
   bool small = false;  // 2-D only: PyTorch's channels-last kernel (out_h + out_w <= 128)
+  // float16 run in float32: the forward weights rounded to float16, as PyTorch stores them
+  // (except in its 2-D channels-last kernel); copies of the tables, one per axis.
+  std::vector<T> half_lambdas[3];
   int64_t channels = 1;  // planes are (batch, channel) pairs; the channels-last kernel's lanes
   Axis<T> ax[3];
 };
@@ -183,20 +186,21 @@ void Backward(const T *dy, const Geometry<T> &g, T *dx) {
 }
 
 // Inputs from `first`: (idx_a (2, O_a) int64, lam_a (2, O_a) T) for a = 0, 1, 2, then opts
-// (1,) int64 [small]; the (N, C, *spatial) tensor x at `x_at`, whose rank gives the spatial
+// (2,) int64 [small, half_weights]; the (N, C, *spatial) tensor x at `x_at`, whose rank gives the spatial
 // axes in use (the last dims = rank - 2 of the three tables) and whose C the channels.
 template <typename T>
 int ReadGeometry(void **params, int *ndims, int64_t **shapes, int x_at, int first,
-                 Geometry<T> *g) {
+                 bool forward, Geometry<T> *g) {
   const int rank = ndims[x_at];
   if (rank < 3 || rank > 5) return kBadShape;
   const int64_t *xs = shapes[x_at];
   g->planes = xs[0] * xs[1];
   g->dims = rank - 2;
   const int opt = first + 6;
-  if (ndims[opt] != 1 || shapes[opt][0] != 1) return kBadShape;
+  if (ndims[opt] != 1 || shapes[opt][0] != 2) return kBadShape;
   const int64_t *opts = static_cast<const int64_t *>(params[opt]);
   g->small = opts[0] != 0 && g->dims == 2;
+  const bool half = opts[1] != 0 && forward && !g->small;
   g->channels = xs[1] > 0 ? xs[1] : 1;
   for (int a = 0; a < 3; ++a) {
     const int it = first + 2 * a, lt = it + 1;
@@ -213,6 +217,17 @@ int ReadGeometry(void **params, int *ndims, int64_t **shapes, int x_at, int firs
     ax.i1 = idx + ax.o;
     ax.l0 = lam;
     ax.l1 = lam + ax.o;
+    if (half) {  // PyTorch's float16 weights: lambda1 rounded, lambda0 = 1 - that, rounded
+      std::vector<T> &h = g->half_lambdas[a];
+      h.resize(2 * ax.o);
+      for (int64_t k = 0; k < ax.o; ++k) {
+        const float l1 = mscompat::RoundToHalf(static_cast<float>(lam[ax.o + k]));
+        h[ax.o + k] = static_cast<T>(l1);
+        h[k] = static_cast<T>(mscompat::RoundToHalf(1.0f - l1));
+      }
+      ax.l0 = h.data();
+      ax.l1 = h.data() + ax.o;
+    }
     if (a < unused) {
       if (ax.o != 1) return kBadShape;  // an unused leading axis
       continue;
@@ -238,7 +253,7 @@ bool IsShape(int nd, const int64_t *shape, const int64_t *xs, const Geometry<T> 
 template <typename T>
 int RunForward(void **params, int *ndims, int64_t **shapes) {
   Geometry<T> g;
-  if (int rc = ReadGeometry(params, ndims, shapes, 0, 1, &g)) return rc;
+  if (int rc = ReadGeometry(params, ndims, shapes, 0, 1, true, &g)) return rc;
   if (!IsShape(ndims[8], shapes[8], shapes[0], g, false)) return kBadShape;
   Forward(static_cast<const T *>(params[0]), g, static_cast<T *>(params[8]));
   return kOk;
@@ -247,7 +262,7 @@ int RunForward(void **params, int *ndims, int64_t **shapes) {
 template <typename T>
 int RunBackward(void **params, int *ndims, int64_t **shapes) {
   Geometry<T> g;
-  if (int rc = ReadGeometry(params, ndims, shapes, 1, 2, &g)) return rc;
+  if (int rc = ReadGeometry(params, ndims, shapes, 1, 2, false, &g)) return rc;
   if (!IsShape(ndims[0], shapes[0], shapes[1], g, false) ||
       !IsShape(ndims[9], shapes[9], shapes[1], g, true))
     return kBadShape;

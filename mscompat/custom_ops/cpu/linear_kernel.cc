@@ -11,8 +11,11 @@
 //           planes in place: no reshape, which MindSpore's graph mode runs as a copy)
 //     idxa: (2, Oa) int64 the two source indices along axis a, lama: (2, Oa) their weights;
 //           the spatial axes use the last 1, 2 or 3 tables, the others are (2, 1) unused
-//     opts: (1,) int64 [small]: 2-D only, PyTorch's channels-last kernel (which it runs when
-//           out_h + out_w <= 128); its arithmetic depends on the channel, read from C
+//     opts: (2,) int64 [small, half_weights]. small: 2-D only, PyTorch's channels-last kernel
+//           (which it runs when out_h + out_w <= 128); its arithmetic depends on the channel,
+//           read from C. half_weights: float16 run in float32, the forward weights rounded to
+//           float16 as PyTorch's float16 kernels store them (not in the channels-last kernel;
+//           the backward uses the float32 weights, as PyTorch's)
 //     y:    (N, C, *O)
 //   LinearResampleBackward(dy, x, idx0, lam0, idx1, lam1, idx2, lam2, opts) -> dx
 //     PyTorch's backward loop: per plane, in output order, every source element of an output
@@ -30,6 +33,7 @@
 #include <vector>
 
 #include "dispatch.h"
+#include "half.h"
 #include "parallel.h"
 
 #define MSCOMPAT_LIN_NS mscompat_lin_generic
