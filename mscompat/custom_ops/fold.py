@@ -1,7 +1,7 @@
 """Binding of the im2col / col2im kernels (``cpu/fold_kernel.cc``) as MindSpore Custom ops.
 
 ``Im2Col(x, geom, cols_shape, image_shape)`` is PyTorch's ``unfold`` of an (N, C, H, W) tensor
-(a copy, any float dtype) and ``Col2Im(cols, geom, cols_shape, image_shape)`` its ``fold``
+(a copy: floats, integers, bool) and ``Col2Im(cols, geom, cols_shape, image_shape)`` its ``fold``
 (PyTorch's summation order; float32/float64, float16 through float32 with every addition rounded
 to float16: ``round_half``, which the caller sets for float16 inputs of either op); each is the
 other's bprop. ``geom`` is (9,) int64
@@ -28,6 +28,18 @@ KERNELS: Dict[str, Dict[str, Any]] = {}
 
 _I64 = DataType.I64_Default
 _I8 = DataType.I8_Default
+#: Im2Col copies: every dtype ``unfold`` accepts (floats, integers, bool).
+_COPY_TYPES = (
+    DataType.F16_Default,
+    DataType.F32_Default,
+    DataType.F64_Default,
+    DataType.BOOL_Default,
+    DataType.I8_Default,
+    DataType.U8_Default,
+    DataType.I16_Default,
+    DataType.I32_Default,
+    DataType.I64_Default,
+)
 
 
 def _reg(name: str, data: str, out: str, target: str, floats: Tuple[Any, ...]) -> Any:
@@ -74,13 +86,13 @@ def kernel_ops(device: str) -> Tuple[Any, Any]:
     """The ``Im2Col`` and ``Col2Im`` Custom ops for ``device`` (built once)."""
     if device not in KERNELS:
         path = kernel_path("fold", device)
-        f16, f32, f64 = DataType.F16_Default, DataType.F32_Default, DataType.F64_Default
+        f32, f64 = DataType.F32_Default, DataType.F64_Default
         im2col = LockedCustom(
             f"{path}:Im2Col",
             out_shape=_cols_shape,
             out_dtype=_same_dtype,
             func_type="aot",
-            reg_info=_reg("mscompat_im2col", "x", "cols", device, (f16, f32, f64)),
+            reg_info=_reg("mscompat_im2col", "x", "cols", device, _COPY_TYPES),
             bprop=_im2col_bprop,
         )
         col2im = LockedCustom(

@@ -49,14 +49,19 @@ _MAX64 = Tensor(np.finfo(np.float64).max)
 # ----------------------------------------------------------------------------- validation
 
 
-def _check_input(input: Any, name: str = "input") -> Tensor:
-    """Return ``input``; raise ``TypeError`` unless it is a float or integer Tensor."""
+def _check_input(input: Any, name: str = "input", bools: bool = False) -> Tensor:
+    """Return ``input``; raise ``TypeError`` unless it is a float or integer Tensor (or bool,
+    where ``bools``: PyTorch sorts and counts bools)."""
     x = check_tensor(input, name)
-    if x.dtype not in _FLOATS and x.dtype not in _INTS:
-        raise TypeError(
-            f"{name} must be a floating-point or integer Tensor, but got dtype {x.dtype}"
-        )
+    if x.dtype not in _FLOATS and x.dtype not in _INTS and not (bools and x.dtype == ms.bool_):
+        kinds = "floating-point, integer or bool" if bools else "floating-point or integer"
+        raise TypeError(f"{name} must be a {kinds} Tensor, but got dtype {x.dtype}")
     return x
+
+
+def _key(x: Tensor) -> Tensor:
+    """What the kernels order: ``x``, bools as uint8 (False < True, as PyTorch)."""
+    return x.astype(ms.uint8) if x.dtype == ms.bool_ else x
 
 
 def _wrap_dim(dim: Any, ndim: int, name: str = "dim") -> int:
@@ -370,7 +375,7 @@ def sort(
         differ from PyTorch CPU's (the values are the same).
 
     Args:
-        input (Tensor[*]): float16/float32/float64 or integer tensor.
+        input (Tensor[*]): float16/float32/float64, integer or bool tensor.
         dim (int): the dim to sort along; negative counts from the end.
         descending (bool): sort from largest to smallest.
         stable (bool): keep the order of equal elements.
@@ -389,7 +394,7 @@ def sort(
         >>> indices.asnumpy()
         array([2, 4, 0, 3, 1], dtype=int64)
     """
-    x = _check_input(input)
+    x = _check_input(input, bools=True)
     axis = _wrap_dim(dim, x.ndim)
     check_bool(descending, "descending")
     check_bool(stable, "stable")
@@ -397,8 +402,10 @@ def sort(
         return _scalar_result(x)
     if x.size == 0:
         return x, _zeros(x.shape, ms.int64)
-    idx = ops.stop_gradient(dispatch("shape.sort")(x, axis, descending, stable))
-    return ops.gather_elements(x, axis, idx), _int64(idx)
+    key = _key(x)
+    idx = ops.stop_gradient(dispatch("shape.sort")(key, axis, descending, stable))
+    values = ops.gather_elements(key, axis, idx)
+    return values.astype(ms.bool_) if x.dtype == ms.bool_ else values, _int64(idx)
 
 
 def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
@@ -408,7 +415,7 @@ def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool
     of equal elements is PyTorch CPU's).
 
     Args:
-        input (Tensor[*]): float or integer tensor.
+        input (Tensor[*]): float, integer or bool tensor.
         dim (int): the dim to sort along.
         descending (bool): sort from largest to smallest.
         stable (bool): keep the order of equal elements.
@@ -432,7 +439,7 @@ def msort(input: Tensor) -> Tensor:
     ``msort(input)`` is ``sort(input, dim=0)[0]``; see :func:`sort`.
 
     Args:
-        input (Tensor[N, ...]): float or integer tensor.
+        input (Tensor[N, ...]): float, integer or bool tensor.
 
     Returns:
         Tensor[N, ...]: the sorted values.
@@ -651,7 +658,7 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> Tuple[Tensor, T
         backend returns the last occurrence and counts NaNs as equal values, sorted last.
 
     Args:
-        input (Tensor[*]): float or integer tensor.
+        input (Tensor[*]): float, integer or bool tensor.
         dim (int): the dim to reduce.
         keepdim (bool): keep ``dim`` with size 1.
 
@@ -668,7 +675,7 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> Tuple[Tensor, T
         >>> indices
         Tensor(shape=[1], dtype=Int64, value= [2])
     """
-    x = _check_input(input)
+    x = _check_input(input, bools=True)
     axis = _wrap_dim(dim, x.ndim)
     check_bool(keepdim, "keepdim")
     if x.ndim == 0 and axis == 0:  # uses axis: its check must run in graph mode too
@@ -682,4 +689,6 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> Tuple[Tensor, T
     if x.size == 0:
         shape = _reduced_shape(x.shape, axis, keepdim)
         return _zeros(shape, x.dtype), _zeros(shape, ms.int64)
-    return _select(x, dispatch("shape.mode")(x, axis), axis, keepdim)
+    key = _key(x)
+    values, idx = _select(key, dispatch("shape.mode")(key, axis), axis, keepdim)
+    return values.astype(ms.bool_) if x.dtype == ms.bool_ else values, idx

@@ -1,7 +1,7 @@
 // im2col / col2im (unfold / fold) for MindSpore's ops.Custom(func_type="aot"), PyTorch's loops.
 //
 //   Im2Col(x, geom, cols_shape, image_shape) -> cols
-//     x:           (N, C, H, W) any 2-, 4- or 8-byte dtype (a copy: zeros where a block
+//     x:           (N, C, H, W) any 1-, 2-, 4- or 8-byte dtype (a copy: zeros where a block
 //                  reaches into the padding)
 //     geom:        (9,) int64 [kh, kw, dh, dw, ph, pw, sh, sw, round_half]
 //     cols_shape:  (K, L) int8, read for its shape: K = kh * kw, L = blocks
@@ -168,9 +168,17 @@ extern "C" int Im2Col(int nparam, void **params, int *ndims, int64_t **shapes,
   if (nparam != 5) return kBadArity;
   if (!Carriers(dtypes) || std::strcmp(dtypes[0], dtypes[4]) != 0) return kBadDtype;
   const char *dt = dtypes[0];
-  if (!std::strcmp(dt, "float16")) return RunIm2Col<uint16_t>(params, ndims, shapes);
-  if (!std::strcmp(dt, "float32")) return RunIm2Col<uint32_t>(params, ndims, shapes);
-  if (!std::strcmp(dt, "float64")) return RunIm2Col<uint64_t>(params, ndims, shapes);
+  auto is = [dt](std::initializer_list<const char *> names) {
+    for (const char *n : names)
+      if (!std::strcmp(dt, n)) return true;
+    return false;
+  };
+  // a copy: only the element size matters
+  if (is({"bool", "int8", "uint8"})) return RunIm2Col<uint8_t>(params, ndims, shapes);
+  if (is({"float16", "bfloat16", "int16", "uint16"}))
+    return RunIm2Col<uint16_t>(params, ndims, shapes);
+  if (is({"float32", "int32", "uint32"})) return RunIm2Col<uint32_t>(params, ndims, shapes);
+  if (is({"float64", "int64", "uint64"})) return RunIm2Col<uint64_t>(params, ndims, shapes);
   return kBadDtype;
 }
 

@@ -64,6 +64,9 @@ def sort_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
     yield SampleInput((_distinct(rng, (2, 5, 3), dtype),), {"dim": -2}, name="3-D dim -2")
     yield SampleInput((_distinct(rng, (6, 5), dtype).T,), {"dim": 1}, name="transposed input")
     yield SampleInput((_ties(rng, (3, 12), dtype),), name="ties, dim 12 (stable=False)")
+    if dtype == "float32":  # once: bools sort as False < True
+        bools = rng.random((3, 9)) < 0.5
+        yield SampleInput((bools, 1, True), name="bool descending")
     yield SampleInput((_ties(rng, (3, 12), dtype),), {"descending": True}, name="ties desc")
     yield SampleInput(
         (_ties(rng, (2, 40), dtype),), {"stable": True, "descending": True}, name="ties 40 stable"
@@ -86,12 +89,13 @@ def sort_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
     yield SampleInput((np.zeros((3, 0), dtype),), {"dim": 1}, name="empty (3, 0)")
 
 
-def _errors_common(fn_args: Any = ()) -> Iterator[ErrorInput]:
+def _errors_common(fn_args: Any = (), bools: bool = False) -> Iterator[ErrorInput]:
+    """``bools``: the op sorts bools (as PyTorch's sort and mode do); complex is refused."""
     x = np.ones((3, 4), np.float32)
     yield ErrorInput(SampleInput(([1.0, 2.0], *fn_args)), TypeError, r"input must be a")
-    yield ErrorInput(
-        SampleInput((np.ones((3, 4), np.bool_), *fn_args)), TypeError, r"input must be a floating"
-    )
+    bad = np.ones((3, 4), np.complex64 if bools else np.bool_)
+    message = r"integer or bool Tensor" if bools else r"input must be a floating"
+    yield ErrorInput(SampleInput((bad, *fn_args)), TypeError, message)
     yield ErrorInput(
         SampleInput((x, *fn_args), {"dim": 2}), ValueError, r"dim must be in the range \[-2, 1\]"
     )
@@ -105,7 +109,7 @@ def _errors_common(fn_args: Any = ()) -> Iterator[ErrorInput]:
 
 
 def sort_errors() -> Iterator[ErrorInput]:
-    yield from _errors_common()
+    yield from _errors_common(bools=True)
     x = np.ones((3, 4), np.float32)
     yield ErrorInput(SampleInput((x,), {"descending": 1}), TypeError, r"descending must be a bool")
     yield ErrorInput(SampleInput((x,), {"stable": None}), TypeError, r"stable must be a bool")
@@ -134,7 +138,7 @@ def msort_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]
 
 def msort_errors() -> Iterator[ErrorInput]:
     yield ErrorInput(SampleInput(([1.0, 2.0],)), TypeError, r"input must be a")
-    yield ErrorInput(SampleInput((np.ones(3, np.bool_),)), TypeError, r"input must be a floating")
+    yield ErrorInput(SampleInput((np.ones(3, np.complex64),)), TypeError, r"or bool Tensor")
 
 
 def topk_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
@@ -249,10 +253,12 @@ def mode_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
     yield SampleInput((_ties(rng, (3, 1), dtype), 1), name="size-1 dim")
     yield SampleInput((np.array(2, dtype),), name="0-d")
     yield SampleInput((np.zeros((0, 4), dtype), 1), name="empty (0, 4)")
+    if dtype == "float32":  # once: bools
+        yield SampleInput((rng.random((3, 9)) < 0.3, 1), name="bool")
 
 
 def mode_errors() -> Iterator[ErrorInput]:
-    yield from _errors_common()
+    yield from _errors_common(bools=True)
     x = np.ones((3, 4), np.float32)
     yield ErrorInput(SampleInput((x, 1, 0)), TypeError, r"keepdim must be a bool")
     yield ErrorInput(
