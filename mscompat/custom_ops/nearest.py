@@ -34,7 +34,7 @@ def _gather_reg(target: str) -> Any:
     for i in range(3):
         reg = reg.input(i + 1, f"t{i}")
     reg = reg.output(0, "y")
-    for fmt in (_F16, _F32, _F64):
+    for fmt in (_F16, _F32, _F64, DataType.U8_Default):  # uint8: images, a copy as well
         reg = reg.dtype_format(fmt, _I64, _I64, _I64, fmt)
     return reg.target(target).get_op_info()
 

@@ -34,7 +34,7 @@ import numpy as np
 from mindspore import Tensor, nn, ops
 from mindspore.ops import constexpr
 
-from mscompat._checks import check_float_tensor, is_int
+from mscompat._checks import check_float_tensor, check_tensor, is_int
 from mscompat.custom_ops import cubic as _cubic_kernels
 from mscompat.custom_ops import linear as _linear_kernels
 from mscompat.custom_ops import nearest as _nearest_kernels
@@ -776,6 +776,20 @@ def _interpolate_aot(
 # ----------------------------------------------------------------------------- public functions
 
 
+def _check_input(x: Any, mode: Any) -> Tensor:
+    """A float tensor, or uint8 (images) for the nearest modes, which copy."""
+    x = check_tensor(x, "input")
+    if x.dtype == ms.uint8 and mode in ("nearest", "nearest-exact"):
+        return x
+    if x.dtype == ms.uint8:
+        raise TypeError(
+            f"input of dtype UInt8 is supported by the nearest modes only, not mode={mode!r} "
+            "(PyTorch's uint8 bilinear/bicubic kernels round in their own fixed-point "
+            "arithmetic, not reproduced here); convert to float32 first"
+        )
+    return check_float_tensor(x, "input")
+
+
 def interpolate(
     input: Tensor,  # noqa: A002 - PyTorch's argument name
     size: Size = None,
@@ -809,7 +823,7 @@ def interpolate(
 
     Args:
         input (Tensor[N, C, W], Tensor[N, C, H, W] or Tensor[N, C, D, H, W]): float16, float32
-            or float64.
+            or float64; also uint8 in the nearest modes (as PyTorch).
         size (int or tuple of int, optional): output spatial size.
         scale_factor (float or tuple of float, optional): multiplier of the spatial size; the
             output size is :math:`\\lfloor n_{in} \\cdot s \\rfloor`. Ints are accepted.
@@ -862,7 +876,7 @@ def interpolate(
         >>> [round(v, 4) for v in interpolate(x, size=3, mode="bicubic")[0, 0, 0].tolist()]
         [0.7396, 1.3264, 1.9132]
     """
-    input = check_float_tensor(input, "input")  # noqa: A001
+    input = _check_input(input, mode)  # noqa: A001
     out_sizes, scales, corners = _plan(
         input.shape, size, scale_factor, mode, align_corners, recompute_scale_factor, antialias
     )
@@ -912,7 +926,7 @@ def upsample_nearest(
     ``interpolate(input, size, scale_factor, mode='nearest')``.
 
     Args:
-        input (Tensor[N, C, ...]): 3-D, 4-D or 5-D floating input.
+        input (Tensor[N, C, ...]): 3-D, 4-D or 5-D float or uint8 input.
         size (int or tuple of int, optional): output spatial size.
         scale_factor (float or tuple of float, optional): multiplier of the spatial size.
 

@@ -119,6 +119,8 @@ def interpolate_samples(dtype: str, rng: np.random.Generator) -> Iterator[Sample
     if dtype == "float32":
         nc = _x(rng, (1, 2, 6, 5), dtype).transpose(0, 1, 3, 2)
         yield SampleInput((nc,), {"scale_factor": 1.5, "mode": "bilinear"}, name="non-contiguous")
+        image = rng.integers(0, 256, (1, 3, 5, 7)).astype(np.uint8)
+        yield SampleInput((image,), {"scale_factor": 1.7}, name="uint8 image, nearest")
 
 
 def _fpn(scale: Any = 2, **kwargs: Any) -> Callable[[], SampleInput]:
@@ -164,6 +166,7 @@ def interpolate_errors() -> Iterator[ErrorInput]:
         (x4, {"scale_factor": 0.1}, ValueError, r"sizes should be greater than 0"),
         (x4, {"size": 3, "mode": "bilinear", "align_corners": 1}, TypeError, r"align_corners"),
         (x4.astype(np.int32), {"size": 3}, TypeError, r"input must be a floating"),
+        (x4.astype(np.uint8), {"size": 3, "mode": "bilinear"}, TypeError, r"nearest modes only"),
     ]
     for x, kwargs, err, match in cases:
         yield ErrorInput(SampleInput((x,), kwargs), err, match)
