@@ -20,7 +20,7 @@ import stat
 import threading
 import warnings
 from pathlib import Path
-from typing import Any, Dict, Optional
+from typing import Any, Callable, Dict, Optional
 
 import mindspore as ms
 from mindspore import ops
@@ -28,6 +28,7 @@ from mindspore.ops import CustomRegOp, DataType
 
 __all__ = [
     "KERNEL_LOCK",
+    "aot_op",
     "KernelUnavailableError",
     "LockedCustom",
     "index_reg_info",
@@ -131,3 +132,32 @@ class LockedCustom(ops.Custom):
     def __call__(self, *args: Any) -> Any:
         with KERNEL_LOCK:
             return super().__call__(*args)
+
+
+def aot_op(
+    path: str,
+    entry: str,
+    out_shape: Callable[..., Any],
+    out_dtype: Callable[..., Any],
+    reg_info: Any,
+    bprop: Optional[Callable[..., Any]] = None,
+) -> LockedCustom:
+    """The aot primitive ``entry`` of the kernel library at ``path`` (see :func:`kernel_path`).
+
+    Args:
+        path: the library's absolute path.
+        entry: the exported C function.
+        out_shape: input shapes -> output shape.
+        out_dtype: input dtypes -> output dtype.
+        reg_info: the ``CustomRegOp`` registration (input/output dtypes).
+        bprop: ``(*inputs, out, dout) -> input gradients``; none for a non-differentiable op.
+    """
+    extra = {} if bprop is None else {"bprop": bprop}
+    return LockedCustom(
+        f"{path}:{entry}",
+        out_shape=out_shape,
+        out_dtype=out_dtype,
+        func_type="aot",
+        reg_info=reg_info,
+        **extra,
+    )

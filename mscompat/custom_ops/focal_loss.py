@@ -14,7 +14,7 @@ import numpy as np
 from mindspore import Tensor, ops
 from mindspore.ops import CustomRegOp, DataType
 
-from mscompat.custom_ops.aot import KernelUnavailableError, LockedCustom, kernel_path, warn_once
+from mscompat.custom_ops.aot import KernelUnavailableError, aot_op, kernel_path, warn_once
 
 __all__ = ["FORWARD", "kernel_ops", "probe"]
 
@@ -76,25 +76,25 @@ def kernel_ops(device: str) -> Tuple[Any, Any]:
     """(forward, backward) Custom ops for ``device``, built once per process."""
     if device not in _OPS:
         path = kernel_path("focal_loss", device)
-        bwd = LockedCustom(
-            f"{path}:FocalLossBackward",
-            out_shape=_bwd_shape,
-            out_dtype=_bwd_dtype,
-            func_type="aot",
-            reg_info=_reg_info("mscompat_focal_loss_backward", 4, 2, device),
+        bwd = aot_op(
+            path,
+            "FocalLossBackward",
+            _bwd_shape,
+            _bwd_dtype,
+            _reg_info("mscompat_focal_loss_backward", 4, 2, device),
         )
 
         def bprop(pred: Tensor, target: Tensor, coef: Tensor, out: Tensor, dout: Tensor) -> Any:
             dpred, dtarget = bwd(pred, target, coef, dout)
             return dpred, dtarget, ops.zeros_like(coef)
 
-        fwd = LockedCustom(
-            f"{path}:FocalLossForward",
-            out_shape=_fwd_shape,
-            out_dtype=_fwd_dtype,
-            func_type="aot",
-            reg_info=_reg_info("mscompat_focal_loss_forward", 3, 1, device),
-            bprop=bprop,
+        fwd = aot_op(
+            path,
+            "FocalLossForward",
+            _fwd_shape,
+            _fwd_dtype,
+            _reg_info("mscompat_focal_loss_forward", 3, 1, device),
+            bprop,
         )
         _OPS[device] = (fwd, bwd)
         FORWARD[device] = fwd

@@ -18,7 +18,7 @@ import numpy as np
 from mindspore import Tensor, ops
 from mindspore.ops import CustomRegOp, DataType
 
-from mscompat.custom_ops.aot import KernelUnavailableError, LockedCustom, kernel_path, warn_once
+from mscompat.custom_ops.aot import KernelUnavailableError, aot_op, kernel_path, warn_once
 from mscompat.custom_ops.registry import current_device, device_target
 
 __all__ = ["KERNELS", "kernel_ops", "probe"]
@@ -87,21 +87,21 @@ def kernel_ops(device: str) -> Tuple[Any, Any]:
     if device not in KERNELS:
         path = kernel_path("fold", device)
         f32, f64 = DataType.F32_Default, DataType.F64_Default
-        im2col = LockedCustom(
-            f"{path}:Im2Col",
-            out_shape=_cols_shape,
-            out_dtype=_same_dtype,
-            func_type="aot",
-            reg_info=_reg("mscompat_im2col", "x", "cols", device, _COPY_TYPES),
-            bprop=_im2col_bprop,
+        im2col = aot_op(
+            path,
+            "Im2Col",
+            _cols_shape,
+            _same_dtype,
+            _reg("mscompat_im2col", "x", "cols", device, _COPY_TYPES),
+            _im2col_bprop,
         )
-        col2im = LockedCustom(
-            f"{path}:Col2Im",
-            out_shape=_image_shape,
-            out_dtype=_same_dtype,
-            func_type="aot",
-            reg_info=_reg("mscompat_col2im", "cols", "x", device, (f32, f64)),
-            bprop=_col2im_bprop,
+        col2im = aot_op(
+            path,
+            "Col2Im",
+            _image_shape,
+            _same_dtype,
+            _reg("mscompat_col2im", "cols", "x", device, (f32, f64)),
+            _col2im_bprop,
         )
         KERNELS[device] = {"Im2Col": im2col, "Col2Im": col2im}
     return KERNELS[device]["Im2Col"], KERNELS[device]["Col2Im"]

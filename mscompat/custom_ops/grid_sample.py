@@ -14,7 +14,7 @@ import numpy as np
 from mindspore import Tensor, ops
 from mindspore.ops import CustomRegOp, DataType
 
-from mscompat.custom_ops.aot import KernelUnavailableError, LockedCustom, kernel_path, warn_once
+from mscompat.custom_ops.aot import KernelUnavailableError, aot_op, kernel_path, warn_once
 from mscompat.custom_ops.registry import current_device, device_target
 
 __all__ = ["KERNELS", "MODES", "PADDINGS", "kernel_ops", "options", "probe"]
@@ -83,21 +83,21 @@ def kernel_ops(device: str) -> Tuple[Any, Any]:
     """The ``GridSample2d`` and ``GridSample2dBackward`` Custom ops for ``device``, built once."""
     if device not in KERNELS:
         path = kernel_path("grid_sample", device)
-        backward = LockedCustom(
-            f"{path}:GridSample2dBackward",
-            out_shape=_backward_shape,
-            out_dtype=_backward_dtype,
-            func_type="aot",
-            reg_info=_backward_reg(device),
-            bprop=_backward_bprop,
+        backward = aot_op(
+            path,
+            "GridSample2dBackward",
+            _backward_shape,
+            _backward_dtype,
+            _backward_reg(device),
+            _backward_bprop,
         )
-        forward = LockedCustom(
-            f"{path}:GridSample2d",
-            out_shape=_forward_shape,
-            out_dtype=_forward_dtype,
-            func_type="aot",
-            reg_info=_forward_reg(device),
-            bprop=_forward_bprop,
+        forward = aot_op(
+            path,
+            "GridSample2d",
+            _forward_shape,
+            _forward_dtype,
+            _forward_reg(device),
+            _forward_bprop,
         )
         KERNELS[device] = {"GridSample2d": forward, "GridSample2dBackward": backward}
     return KERNELS[device]["GridSample2d"], KERNELS[device]["GridSample2dBackward"]

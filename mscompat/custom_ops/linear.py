@@ -19,7 +19,7 @@ import numpy as np
 from mindspore import Tensor, ops
 from mindspore.ops import CustomRegOp, DataType
 
-from mscompat.custom_ops.aot import KernelUnavailableError, LockedCustom, kernel_path, warn_once
+from mscompat.custom_ops.aot import KernelUnavailableError, aot_op, kernel_path, warn_once
 from mscompat.custom_ops.registry import current_device, device_target
 
 __all__ = ["KERNELS", "kernel_ops", "probe"]
@@ -104,21 +104,21 @@ def kernel_ops(device: str) -> Tuple[Any, Any]:
     once)."""
     if device not in KERNELS:
         path = kernel_path("linear", device)
-        backward = LockedCustom(
-            f"{path}:LinearResampleBackward",
-            out_shape=_backward_shape,
-            out_dtype=_same_dtype,
-            func_type="aot",
-            reg_info=_backward_reg(device),
-            bprop=_backward_bprop,
+        backward = aot_op(
+            path,
+            "LinearResampleBackward",
+            _backward_shape,
+            _same_dtype,
+            _backward_reg(device),
+            _backward_bprop,
         )
-        forward = LockedCustom(
-            f"{path}:LinearResample",
-            out_shape=_forward_shape,
-            out_dtype=_same_dtype,
-            func_type="aot",
-            reg_info=_forward_reg(device),
-            bprop=_forward_bprop,
+        forward = aot_op(
+            path,
+            "LinearResample",
+            _forward_shape,
+            _same_dtype,
+            _forward_reg(device),
+            _forward_bprop,
         )
         KERNELS[device] = {"LinearResample": forward, "LinearResampleBackward": backward}
     return KERNELS[device]["LinearResample"], KERNELS[device]["LinearResampleBackward"]

@@ -17,7 +17,7 @@ import numpy as np
 from mindspore import Tensor, ops
 from mindspore.ops import CustomRegOp, DataType
 
-from mscompat.custom_ops.aot import KernelUnavailableError, LockedCustom, kernel_path, warn_once
+from mscompat.custom_ops.aot import KernelUnavailableError, aot_op, kernel_path, warn_once
 from mscompat.custom_ops.registry import current_device, device_target
 
 __all__ = ["KERNELS", "kernel_ops", "probe"]
@@ -82,21 +82,16 @@ def kernel_ops(device: str) -> Tuple[Any, Any]:
     """The ``NearestGather`` and ``NearestScatterAdd`` Custom ops for ``device``, built once."""
     if device not in KERNELS:
         path = kernel_path("nearest", device)
-        scatter = LockedCustom(
-            f"{path}:NearestScatterAdd",
-            out_shape=_scatter_shape,
-            out_dtype=_same_dtype,
-            func_type="aot",
-            reg_info=_scatter_reg(device),
-            bprop=_scatter_bprop,
+        scatter = aot_op(
+            path,
+            "NearestScatterAdd",
+            _scatter_shape,
+            _same_dtype,
+            _scatter_reg(device),
+            _scatter_bprop,
         )
-        gather = LockedCustom(
-            f"{path}:NearestGather",
-            out_shape=_gather_shape,
-            out_dtype=_same_dtype,
-            func_type="aot",
-            reg_info=_gather_reg(device),
-            bprop=_gather_bprop,
+        gather = aot_op(
+            path, "NearestGather", _gather_shape, _same_dtype, _gather_reg(device), _gather_bprop
         )
         KERNELS[device] = {"NearestGather": gather, "NearestScatterAdd": scatter}
     return KERNELS[device]["NearestGather"], KERNELS[device]["NearestScatterAdd"]

@@ -25,7 +25,7 @@ import numpy as np
 from mindspore import Tensor, ops
 from mindspore.ops import CustomRegOp, DataType
 
-from mscompat.custom_ops.aot import KernelUnavailableError, LockedCustom, kernel_path, warn_once
+from mscompat.custom_ops.aot import KernelUnavailableError, aot_op, kernel_path, warn_once
 from mscompat.custom_ops.registry import current_device, device_target
 
 __all__ = ["KERNELS", "kernel_ops", "probe"]
@@ -190,53 +190,43 @@ def kernel_ops(device: str) -> Tuple[Any, Any]:
     ops, in :data:`KERNELS`), built once."""
     if device not in KERNELS:
         path = kernel_path("pool", device)
-        scatter_add = LockedCustom(
-            f"{path}:ScatterAddPlanes",
-            out_shape=_like_shape,
-            out_dtype=_scatter_dtype,
-            func_type="aot",
-            reg_info=_scatter_add_reg(device),
-            bprop=_no_grad4,
+        scatter_add = aot_op(
+            path,
+            "ScatterAddPlanes",
+            _like_shape,
+            _scatter_dtype,
+            _scatter_add_reg(device),
+            _no_grad4,
         )
-        gather = LockedCustom(
-            f"{path}:GatherPlanes",
-            out_shape=_index_shape,
-            out_dtype=_scatter_dtype,
-            func_type="aot",
-            reg_info=_gather_reg(device),
-            bprop=_no_grad3,
+        gather = aot_op(
+            path, "GatherPlanes", _index_shape, _scatter_dtype, _gather_reg(device), _no_grad3
         )
-        scatter = LockedCustom(
-            f"{path}:ScatterPlanes",
-            out_shape=_scatter_shape,
-            out_dtype=_scatter_dtype,
-            func_type="aot",
-            reg_info=_scatter_reg(device),
-            bprop=_scatter_bprop,
+        scatter = aot_op(
+            path,
+            "ScatterPlanes",
+            _scatter_shape,
+            _scatter_dtype,
+            _scatter_reg(device),
+            _scatter_bprop,
         )
-        window_max = LockedCustom(
-            f"{path}:WindowMax",
-            out_shape=_window_max_shape,
-            out_dtype=_window_max_dtype,
-            func_type="aot",
-            reg_info=_window_max_reg(device),
-            bprop=_window_max_bprop,
+        window_max = aot_op(
+            path,
+            "WindowMax",
+            _window_max_shape,
+            _window_max_dtype,
+            _window_max_reg(device),
+            _window_max_bprop,
         )
-        mean_grad = LockedCustom(
-            f"{path}:WindowMeanGrad",
-            out_shape=_mean_grad_shape,
-            out_dtype=_scatter_dtype,
-            func_type="aot",
-            reg_info=_mean_grad_reg(device),
-            bprop=_mean_grad_bprop,
+        mean_grad = aot_op(
+            path,
+            "WindowMeanGrad",
+            _mean_grad_shape,
+            _scatter_dtype,
+            _mean_grad_reg(device),
+            _mean_grad_bprop,
         )
-        mean = LockedCustom(
-            f"{path}:WindowMean",
-            out_shape=_mean_shape,
-            out_dtype=_scatter_dtype,
-            func_type="aot",
-            reg_info=_mean_reg(device),
-            bprop=_mean_bprop,
+        mean = aot_op(
+            path, "WindowMean", _mean_shape, _scatter_dtype, _mean_reg(device), _mean_bprop
         )
         KERNELS[device] = {
             "WindowMean": mean,
