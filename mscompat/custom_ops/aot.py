@@ -34,6 +34,7 @@ __all__ = [
     "index_reg_info",
     "kernel_dtype",
     "kernel_path",
+    "same_dtype",
 ]
 
 #: Process-wide lock serialising custom-kernel launches (re-entrant).
@@ -132,6 +133,11 @@ class LockedCustom(ops.Custom):
     def __call__(self, *args: Any) -> Any:
         with KERNEL_LOCK:
             return super().__call__(*args)
+
+
+def same_dtype(x: Any, *_: Any) -> Any:
+    """``out_dtype`` of a kernel whose output has its first input's dtype."""
+    return x
 
 
 def aot_op(

@@ -15,7 +15,13 @@ import numpy as np
 from mindspore import Tensor, ops
 from mindspore.ops import CustomRegOp, DataType
 
-from mscompat.custom_ops.aot import KernelUnavailableError, aot_op, kernel_path, warn_once
+from mscompat.custom_ops.aot import (
+    KernelUnavailableError,
+    aot_op,
+    kernel_path,
+    same_dtype,
+    warn_once,
+)
 from mscompat.custom_ops.registry import current_device, device_target
 
 __all__ = ["KERNELS", "kernel_ops", "probe"]
@@ -47,10 +53,6 @@ def _forward_shape(x: Any, src_h: Any, src_w: Any, opts: Any) -> Any:
     return [x[0], x[1], src_h[1], src_w[1]]
 
 
-def _same_dtype(x: Any, *_: Any) -> Any:
-    return x
-
-
 def _backward_shape(dy: Any, x: Any, *_: Any) -> Any:
     return list(x)
 
@@ -79,12 +81,12 @@ def kernel_ops(device: str) -> Tuple[Any, Any]:
             path,
             "CubicResampleBackward",
             _backward_shape,
-            _same_dtype,
+            same_dtype,
             _backward_reg(device),
             _backward_bprop,
         )
         forward = aot_op(
-            path, "CubicResample", _forward_shape, _same_dtype, _forward_reg(device), _forward_bprop
+            path, "CubicResample", _forward_shape, same_dtype, _forward_reg(device), _forward_bprop
         )
         KERNELS[device] = {"CubicResample": forward, "CubicResampleBackward": backward}
     return KERNELS[device]["CubicResample"], KERNELS[device]["CubicResampleBackward"]

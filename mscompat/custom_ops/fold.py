@@ -18,7 +18,13 @@ import numpy as np
 from mindspore import Tensor, ops
 from mindspore.ops import CustomRegOp, DataType
 
-from mscompat.custom_ops.aot import KernelUnavailableError, aot_op, kernel_path, warn_once
+from mscompat.custom_ops.aot import (
+    KernelUnavailableError,
+    aot_op,
+    kernel_path,
+    same_dtype,
+    warn_once,
+)
 from mscompat.custom_ops.registry import current_device, device_target
 
 __all__ = ["KERNELS", "kernel_ops", "probe"]
@@ -42,11 +48,11 @@ _COPY_TYPES = (
 )
 
 
-def _reg(name: str, data: str, out: str, target: str, floats: Tuple[Any, ...]) -> Any:
+def _reg(name: str, data: str, out: str, target: str, dtypes: Tuple[Any, ...]) -> Any:
     reg = CustomRegOp(name).input(0, data).input(1, "geom").input(2, "cols_shape")
     reg = reg.input(3, "image_shape").output(0, out)
-    for f in floats:
-        reg = reg.dtype_format(f, _I64, _I8, _I8, f)
+    for dt in dtypes:
+        reg = reg.dtype_format(dt, _I64, _I8, _I8, dt)
     return reg.target(target).get_op_info()
 
 
@@ -56,10 +62,6 @@ def _cols_shape(x: Any, geom: Any, cols: Any, image: Any) -> Any:
 
 def _image_shape(c: Any, geom: Any, cols: Any, image: Any) -> Any:
     return [c[0], c[1] // cols[0], image[0], image[1]]
-
-
-def _same_dtype(x: Any, *_: Any) -> Any:
-    return x
 
 
 def _im2col_bprop(
@@ -91,7 +93,7 @@ def kernel_ops(device: str) -> Tuple[Any, Any]:
             path,
             "Im2Col",
             _cols_shape,
-            _same_dtype,
+            same_dtype,
             _reg("mscompat_im2col", "x", "cols", device, _COPY_TYPES),
             _im2col_bprop,
         )
@@ -99,7 +101,7 @@ def kernel_ops(device: str) -> Tuple[Any, Any]:
             path,
             "Col2Im",
             _image_shape,
-            _same_dtype,
+            same_dtype,
             _reg("mscompat_col2im", "cols", "x", device, (f32, f64)),
             _col2im_bprop,
         )

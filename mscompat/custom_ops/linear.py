@@ -19,7 +19,13 @@ import numpy as np
 from mindspore import Tensor, ops
 from mindspore.ops import CustomRegOp, DataType
 
-from mscompat.custom_ops.aot import KernelUnavailableError, aot_op, kernel_path, warn_once
+from mscompat.custom_ops.aot import (
+    KernelUnavailableError,
+    aot_op,
+    kernel_path,
+    same_dtype,
+    warn_once,
+)
 from mscompat.custom_ops.registry import current_device, device_target
 
 __all__ = ["KERNELS", "kernel_ops", "probe"]
@@ -55,10 +61,6 @@ def _backward_reg(target: str) -> Any:
 def _forward_shape(x: Any, i0: Any, l0: Any, i1: Any, l1: Any, i2: Any, *_: Any) -> Any:
     dims = len(x) - 2
     return list(x[:2]) + [i0[1], i1[1], i2[1]][3 - dims :]
-
-
-def _same_dtype(x: Any, *_: Any) -> Any:
-    return x
 
 
 def _backward_shape(dy: Any, x: Any, *_: Any) -> Any:
@@ -108,7 +110,7 @@ def kernel_ops(device: str) -> Tuple[Any, Any]:
             path,
             "LinearResampleBackward",
             _backward_shape,
-            _same_dtype,
+            same_dtype,
             _backward_reg(device),
             _backward_bprop,
         )
@@ -116,7 +118,7 @@ def kernel_ops(device: str) -> Tuple[Any, Any]:
             path,
             "LinearResample",
             _forward_shape,
-            _same_dtype,
+            same_dtype,
             _forward_reg(device),
             _forward_bprop,
         )

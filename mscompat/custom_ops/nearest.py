@@ -17,7 +17,13 @@ import numpy as np
 from mindspore import Tensor, ops
 from mindspore.ops import CustomRegOp, DataType
 
-from mscompat.custom_ops.aot import KernelUnavailableError, aot_op, kernel_path, warn_once
+from mscompat.custom_ops.aot import (
+    KernelUnavailableError,
+    aot_op,
+    kernel_path,
+    same_dtype,
+    warn_once,
+)
 from mscompat.custom_ops.registry import current_device, device_target
 
 __all__ = ["KERNELS", "kernel_ops", "probe"]
@@ -54,10 +60,6 @@ def _gather_shape(x: Any, t0: Any, t1: Any, t2: Any) -> Any:
     return list(x[:2]) + [t0[0], t1[0], t2[0]][3 - dims :]
 
 
-def _same_dtype(x: Any, *_: Any) -> Any:
-    return x
-
-
 def _scatter_shape(dy: Any, x: Any, *_: Any) -> Any:
     return list(x)
 
@@ -86,12 +88,12 @@ def kernel_ops(device: str) -> Tuple[Any, Any]:
             path,
             "NearestScatterAdd",
             _scatter_shape,
-            _same_dtype,
+            same_dtype,
             _scatter_reg(device),
             _scatter_bprop,
         )
         gather = aot_op(
-            path, "NearestGather", _gather_shape, _same_dtype, _gather_reg(device), _gather_bprop
+            path, "NearestGather", _gather_shape, same_dtype, _gather_reg(device), _gather_bprop
         )
         KERNELS[device] = {"NearestGather": gather, "NearestScatterAdd": scatter}
     return KERNELS[device]["NearestGather"], KERNELS[device]["NearestScatterAdd"]
