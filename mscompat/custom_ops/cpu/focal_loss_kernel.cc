@@ -31,6 +31,8 @@ extern "C" __m256 _ZGVdN8v_log1pf(__m256);
 #include <thread>
 #include <vector>
 
+#include "parallel.h"
+
 namespace {
 
 constexpr int kOk = 0;
@@ -51,34 +53,10 @@ bool SameShape(int nd_a, const int64_t *a, int nd_b, const int64_t *b) {
   return true;
 }
 
-int NumThreads(int64_t n) {
-  if (n < (1 << 15)) return 1;
-  int hw = static_cast<int>(std::thread::hardware_concurrency());
-  if (hw <= 0) hw = 1;
-  if (const char *env = std::getenv("MSCOMPAT_NUM_THREADS")) {
-    int cap = std::atoi(env);
-    if (cap > 0) hw = std::min(hw, cap);
-  }
-  int64_t by_size = n / (1 << 14);
-  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(hw, by_size)));
-}
-
+// Elementwise work: one thread below 2^15 elements, one per 2^14 above (parallel.h's pool).
 template <typename F>
 void ParallelFor(int64_t n, F body) {
-  int threads = NumThreads(n);
-  if (threads == 1) {
-    body(0, n);
-    return;
-  }
-  std::vector<std::thread> pool;
-  pool.reserve(threads - 1);
-  int64_t chunk = (n + threads - 1) / threads;
-  for (int i = 1; i < threads; ++i) {
-    int64_t begin = std::min(n, i * chunk), end = std::min(n, begin + chunk);
-    pool.emplace_back([=] { body(begin, end); });
-  }
-  body(0, std::min(n, chunk));
-  for (auto &th : pool) th.join();
+  mscompat::ParallelFor(n, n, 1 << 15, 1 << 14, body);
 }
 
 // pt ** gamma, with PyTorch's special cases (exact squares, ones for gamma == 0).
