@@ -4,7 +4,8 @@
 does not build (or compares only within a tolerance):
 duplicate and out-of-range unpooling indices, float16 nearest gradients, both of PyTorch's
 bilinear code paths, bicubic down- and upsampling in float16/32/64, float64 source indices next
-to an integer, inf inputs, PyTorch's "large" grid_sample sample and NaN / far-outside grids.
+to an integer, inf inputs, PyTorch's "large" grid_sample sample, NaN / far-outside grids and
+float16 5-D grid_sample gradients.
 Compared with torch 2.13 CPU exactly where the kernels reproduce PyTorch's arithmetic, PyNative
 and graph mode.
 """
@@ -234,6 +235,64 @@ def test_grid_sample_kernel_bit_identical_to_torch(dtype, mode, padding):
     # The input gradient is summed in PyTorch's order up to a few elements (one rounding).
     close = np.isclose(dx, tx.grad.numpy(), rtol=1e-6 if dtype == "float32" else 1e-14, atol=0)
     assert close.mean() > 0.9997 and np.allclose(dx, tx.grad.numpy(), rtol=1e-5, atol=1e-5)
+
+
+_HALF_5D = {}
+
+
+def _half_5d():
+    """float16 5-D input, a grid reaching past the borders (many points clamped onto the same
+    border voxels: long float16 accumulations) and a cotangent."""
+    if not _HALF_5D:
+        rng = np.random.default_rng(5)
+        x = rng.standard_normal((2, 3, 5, 6, 7)).astype(np.float16)
+        g = rng.uniform(-1.4, 1.4, (2, 4, 5, 6, 3)).astype(np.float16)
+        ct = rng.standard_normal((2, 3, 4, 5, 6)).astype(np.float16)
+        _HALF_5D["x"] = (x, g, ct)
+    return _HALF_5D["x"]
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("align", [False, True])
+def test_grid_sample_5d_float16_gradients_bit_identical(mode, padding, align):
+    """float16 5-D: the composite forward and the GridSample3dHalfBackward kernel give PyTorch's
+    output and both gradients bit for bit (PyTorch rounds every operation of its scalar
+    kernel to float16, including each += into grad_input and the grid-gradient sums)."""
+    x, g, ct = _half_5d()
+    tx = torch.from_numpy(x).requires_grad_()
+    tg = torch.from_numpy(g).requires_grad_()
+    ty = F.grid_sample(tx, tg, mode, padding, align)
+    ty.backward(torch.from_numpy(ct))
+
+    def fn(a, b):
+        return grid_sample(a, b, mode, padding, align)
+
+    np.testing.assert_array_equal(fn(ms.Tensor(x), ms.Tensor(g)).asnumpy(), ty.detach().numpy())
+    dx, dg = _grads(fn, (x, g), ct, (0, 1), False)
+    np.testing.assert_array_equal(dx, tx.grad.numpy())
+    np.testing.assert_array_equal(dg, tg.grad.numpy())
+
+
+def test_grid_sample_5d_float16_graph_and_composite_grid_gradient():
+    """The kernel's gradients in graph mode; the composite (no C++ build) gives PyTorch's grid
+    gradient bit for bit and its input gradient to float16 accuracy."""
+    x, g, ct = _half_5d()
+    tx = torch.from_numpy(x).requires_grad_()
+    tg = torch.from_numpy(g).requires_grad_()
+    F.grid_sample(tx, tg, "bilinear", "border", True).backward(torch.from_numpy(ct))
+    want_dx, want_dg = tx.grad.numpy(), tg.grad.numpy()
+
+    def fn(a, b):
+        return grid_sample(a, b, "bilinear", "border", True)
+
+    dx, dg = _grads(fn, (x, g), ct, (0, 1), True)
+    np.testing.assert_array_equal(dx, want_dx)
+    np.testing.assert_array_equal(dg, want_dg)
+    with use_backend("composite", "shape.grid_sample"):
+        dx, dg = _grads(fn, (x, g), ct, (0, 1), False)
+    np.testing.assert_array_equal(dg, want_dg)
+    np.testing.assert_allclose(dx, want_dx, rtol=2e-2, atol=2e-2)
 
 
 def _gs_zeros(a, b):

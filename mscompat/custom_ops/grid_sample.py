@@ -4,6 +4,11 @@
 nearest, bicubic; zeros, border, reflection; align_corners) in float32/float64, arithmetic
 included; its bprop is ``GridSample2dBackward`` (gradients w.r.t. ``x`` and ``grid``). The
 ``aot`` backend of ``shape.grid_sample`` for 4-D float32/float64 input.
+
+``GridSample3dHalfBackward(dy, x, grid, opts)`` is PyTorch's float16 backward for 5-D input
+(bilinear, nearest): its scalar kernel with every operation rounded to float16, on float32
+tensors that hold float16 values (the caller casts); the bprop of the ``aot`` backend's float16
+5-D ``grid_sample``.
 """
 
 from __future__ import annotations
@@ -51,6 +56,14 @@ def _backward_reg(target: str) -> Any:
     return reg.target(target).get_op_info()
 
 
+def _half3d_reg(target: str) -> Any:
+    reg = CustomRegOp("mscompat_grid_sample_3d_half_grad").input(0, "dy").input(1, "x")
+    reg = reg.input(2, "grid").input(3, "opts").output(0, "dx").output(1, "dgrid")
+    f = DataType.F32_Default
+    reg = reg.dtype_format(f, f, f, _I64, f, f)
+    return reg.target(target).get_op_info()
+
+
 def _forward_shape(x: Any, grid: Any, opts: Any) -> Any:
     return [x[0], x[1], grid[1], grid[2]]
 
@@ -80,7 +93,8 @@ def _backward_bprop(
 
 
 def kernel_ops(device: str) -> Tuple[Any, Any]:
-    """The ``GridSample2d`` and ``GridSample2dBackward`` Custom ops for ``device``, built once."""
+    """The ``GridSample2d`` and ``GridSample2dBackward`` Custom ops for ``device``, built once
+    (``KERNELS[device]`` also holds ``GridSample3dHalfBackward``)."""
     if device not in KERNELS:
         path = kernel_path("grid_sample", device)
         backward = aot_op(
@@ -99,7 +113,19 @@ def kernel_ops(device: str) -> Tuple[Any, Any]:
             _forward_reg(device),
             _forward_bprop,
         )
-        KERNELS[device] = {"GridSample2d": forward, "GridSample2dBackward": backward}
+        half3d = aot_op(
+            path,
+            "GridSample3dHalfBackward",
+            _backward_shape,
+            _backward_dtype,
+            _half3d_reg(device),
+            _backward_bprop,
+        )
+        KERNELS[device] = {
+            "GridSample2d": forward,
+            "GridSample2dBackward": backward,
+            "GridSample3dHalfBackward": half3d,
+        }
     return KERNELS[device]["GridSample2d"], KERNELS[device]["GridSample2dBackward"]
 
 

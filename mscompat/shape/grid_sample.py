@@ -266,44 +266,214 @@ def _grid_sample_2d(
 # ----------------------------------------------------------------------------- 3-D kernels
 
 
+def _coords_3d(
+    grid: Tensor, spatial: Tuple[int, int, int], padding_mode: str, align_corners: bool, r: Rounder
+) -> Tuple[Tensor, Tensor, Tensor]:
+    """Source coordinates (x, y, z), each (N, P), of a (N, Do, Ho, Wo, 3) grid."""
+    n = grid.shape[0]
+    p = grid.shape[1] * grid.shape[2] * grid.shape[3]
+    g = grid.reshape(n, p, 3)
+    d, h, w = spatial
+    x = _source_index_3d(g[:, :, 0], w, padding_mode, align_corners, r)
+    y = _source_index_3d(g[:, :, 1], h, padding_mode, align_corners, r)
+    z = _source_index_3d(g[:, :, 2], d, padding_mode, align_corners, r)
+    return x, y, z
+
+
+#: (z, y, x) corner bits in PyTorch's order: tnw, tne, tsw, tse, bnw, bne, bsw, bse.
+_CORNER_BITS = tuple((bz, by, bx) for bz in (0, 1) for by in (0, 1) for bx in (0, 1))
+
+
+def _corners_3d(
+    x: Tensor, y: Tensor, z: Tensor, r: Rounder
+) -> List[Tuple[Tuple[Tensor, Tensor, Tensor], Tuple[Tensor, Tensor, Tensor]]]:
+    """The eight trilinear corners: ((cz, cy, cx), (fx, fy, fz)) with the corner's factors
+    (distances to the opposite faces, rounded as PyTorch's scalar kernel)."""
+    x0 = ops.stop_gradient(ops.floor(x))
+    y0 = ops.stop_gradient(ops.floor(y))
+    z0 = ops.stop_gradient(ops.floor(z))
+    x1, y1, z1 = x0 + 1.0, y0 + 1.0, z0 + 1.0
+    dx = (r(x1 - x), r(x - x0))  # factor of the west / east corner
+    dy = (r(y1 - y), r(y - y0))
+    dz = (r(z1 - z), r(z - z0))
+    zs, ys, xs = (z0, z1), (y0, y1), (x0, x1)
+    return [((zs[bz], ys[by], xs[bx]), (dx[bx], dy[by], dz[bz])) for bz, by, bx in _CORNER_BITS]
+
+
 def _grid_sample_3d(
     inp: Tensor, grid: Tensor, mode: str, padding_mode: str, align_corners: bool, r: Rounder
 ) -> Tensor:
     n, c, d, h, w = inp.shape
     do, ho, wo = grid.shape[1], grid.shape[2], grid.shape[3]
-    g = grid.reshape(n, do * ho * wo, 3)
     flat = _flatten_input(inp)
-    x = _source_index_3d(g[:, :, 0], w, padding_mode, align_corners, r)
-    y = _source_index_3d(g[:, :, 1], h, padding_mode, align_corners, r)
-    z = _source_index_3d(g[:, :, 2], d, padding_mode, align_corners, r)
+    x, y, z = _coords_3d(grid, (d, h, w), padding_mode, align_corners, r)
     if mode == "nearest":
         zn = ops.stop_gradient(ops.round(z))
         yn = ops.stop_gradient(ops.round(y))
         xn = ops.stop_gradient(ops.round(x))
         out = _read(flat, [zn, yn, xn], (d, h, w))
         return out.reshape(n, c, do, ho, wo)
-    x0 = ops.stop_gradient(ops.floor(x))
-    y0 = ops.stop_gradient(ops.floor(y))
-    z0 = ops.stop_gradient(ops.floor(z))
-    x1, y1, z1 = x0 + 1.0, y0 + 1.0, z0 + 1.0
-    dx0, dx1 = r(x - x0), r(x1 - x)  # distance to the west / east face
-    dy0, dy1 = r(y - y0), r(y1 - y)
-    dz0, dz1 = r(z - z0), r(z1 - z)
-    corners = [  # PyTorch's order: tnw, tne, tsw, tse, bnw, bne, bsw, bse
-        ((z0, y0, x0), (dx1, dy1, dz1)),
-        ((z0, y0, x1), (dx0, dy1, dz1)),
-        ((z0, y1, x0), (dx1, dy0, dz1)),
-        ((z0, y1, x1), (dx0, dy0, dz1)),
-        ((z1, y0, x0), (dx1, dy1, dz0)),
-        ((z1, y0, x1), (dx0, dy1, dz0)),
-        ((z1, y1, x0), (dx1, dy0, dz0)),
-        ((z1, y1, x1), (dx0, dy0, dz0)),
-    ]
     terms = []
-    for (cz, cy, cx), (fx, fy, fz) in corners:
+    for (cz, cy, cx), (fx, fy, fz) in _corners_3d(x, y, z, r):
         weight = r(r(fx * fy) * fz)
         terms.append(r(_read(flat, [cz, cy, cx], (d, h, w)) * weight.expand_dims(1)))
     return _acc(terms, r).reshape(n, c, do, ho, wo)
+
+
+# ----------------------------------------------------------- float16 5-D: PyTorch's backward
+
+
+def _index_mult_3d(g: Tensor, size: int, padding_mode: str, align_corners: bool) -> Tensor:
+    """d(source coordinate)/d(grid), as PyTorch's ``grid_sampler_compute_source_index_set_grad``
+    (exact: size/2 or (size-1)/2 times 0 or +-1)."""
+    r = _half_round
+    mult = ops.full_like(g, (size - 1) / 2.0 if align_corners else size / 2.0)
+    if padding_mode == "zeros":
+        return mult
+    x = _unnormalize_3d(g, size, align_corners, r)
+    if padding_mode == "reflection":
+        if align_corners and size <= 1:
+            return ops.zeros_like(g)
+        low, span = (0.0, float(size - 1)) if align_corners else (-0.5, float(size))
+        t = r(x - low) if low != 0.0 else x
+        a = ops.abs(t)
+        odd = ops.fmod(ops.floor(r(a / span)), ops.full_like(a, 2.0)) != 0
+        flip = (t < 0) != odd  # one of the two mirrors the coordinate
+        mult = ops.where(flip, -mult, mult)
+        x = _reflect_3d(x, size, align_corners, r)
+    on_border = (x <= 0) | (x >= float(size - 1))  # PyTorch: the border itself has no gradient
+    return ops.where(on_border, ops.zeros_like(mult), mult)
+
+
+def _half_grads_3d(
+    inp: Tensor, grid: Tensor, dout: Tensor, mode: str, padding_mode: str, align_corners: bool
+) -> Tuple[Tensor, Tensor]:
+    """Gradients of 5-D ``grid_sample`` in float16 close to PyTorch's scalar CPU kernel
+    (``grid_sampler_3d_backward_cpu_impl`` on ``at::Half``), from MindSpore ops.
+
+    Grid (bilinear): for each point, channel by channel and corner by corner (tnw ... bse),
+    ``gix -= val * fy * fz * gOut`` (``+=`` for east corners; likewise y and z), every
+    multiplication and addition rounded to float16, then ``gix_mult * gix``: PyTorch's numbers.
+    Input: the scatter-add of ``weight * gOut`` summed in float32 and rounded once, where
+    PyTorch rounds after each addition (float16 accuracy, not bit for bit: the ``aot`` kernel
+    ``GridSample3dHalfBackward`` is). ``'nearest'``: zero grid gradient, as PyTorch.
+    """
+    r = _half_round
+    n, c, d, h, w = inp.shape
+    p = grid.shape[1] * grid.shape[2] * grid.shape[3]
+    flat = _flatten_input(inp.astype(ms.float32))
+    g = grid.astype(ms.float32)
+    gout = dout.astype(ms.float32).reshape(n, c, p)
+    x, y, z = _coords_3d(g, (d, h, w), padding_mode, align_corners, r)
+    total = d * h * w
+    if mode == "nearest":
+        coords = [ops.stop_gradient(ops.round(t)) for t in (z, y, x)]
+        slot = _slot(coords, (d, h, w))
+        dinp = _scatter_planes(gout, [slot], n, c, total)
+        return dinp.reshape(inp.shape).astype(ms.float16), ops.zeros_like(grid)
+    per_axis: Tuple[List[Tensor], List[Tensor], List[Tensor]] = ([], [], [])
+    scattered, slots = [], []
+    for (cz, cy, cx), (fx, fy, fz) in _corners_3d(x, y, z, r):
+        slot = _slot([cz, cy, cx], (d, h, w))
+        val = ops.gather(flat, slot, 2, batch_dims=1)  # (N, C, P)
+        keep = (slot < total).expand_dims(1)
+        zero = ops.zeros_like(val)
+        for out, (f1, f2) in zip(per_axis, ((fy, fz), (fx, fz), (fx, fy))):
+            prod = r(r(r(val * f1.expand_dims(1)) * f2.expand_dims(1)) * gout)
+            out.append(ops.where(keep, prod, zero))
+        weight = r(r(fx * fy) * fz)
+        scattered.append(r(weight.expand_dims(1) * gout))
+        slots.append(slot)
+    # grid: PyTorch's order of additions, channel-major, corner-minor
+    signs = [
+        (-1.0 if bx == 0 else 1.0, -1.0 if by == 0 else 1.0, -1.0 if bz == 0 else 1.0)
+        for bz, by, bx in _CORNER_BITS
+    ]
+    sizes = (w, h, d)
+    grads = []
+    for axis in range(3):
+        signed = [t * signs[k][axis] for k, t in enumerate(per_axis[axis])]
+        seq = ops.unstack(ops.stack(signed, 2).reshape(n, c * 8, p), 1)
+        acc = ops.zeros((n, p), ms.float32)
+        for t in seq:
+            acc = r(acc + t)
+        mult = _index_mult_3d(
+            g.reshape(n, p, 3)[:, :, axis], sizes[axis], padding_mode, align_corners
+        )
+        grads.append(r(mult * acc))
+    dgrid = ops.stack(grads, 2).reshape(grid.shape).astype(ms.float16)
+    return _scatter_planes(ops.concat(scattered, 2), slots, n, c, total).reshape(inp.shape).astype(
+        ms.float16
+    ), dgrid
+
+
+def _slot(coords: List[Tensor], spatial: Tuple[int, ...]) -> Tensor:
+    """Flat spatial index (int32, N x P) of integer-valued coordinates; ``prod(spatial)`` for
+    taps outside."""
+    total = 1
+    for size in spatial:
+        total *= size
+    valid = None
+    index = None
+    for t, size in zip(coords, spatial):
+        ok = (t > -1.0) & (t < float(size))
+        valid = ok if valid is None else valid & ok
+        index = t if index is None else index * float(size) + t
+    return ops.where(valid, index, ops.full_like(index, float(total))).astype(ms.int32)
+
+
+def _scatter_planes(updates: Tensor, slots: List[Tensor], n: int, c: int, total: int) -> Tensor:
+    """Sum (N, C, K * P) ``updates`` into (N, C, total) at the (N, P) ``slots`` (concatenated
+    in the same order); slot ``total`` collects the taps outside and is dropped."""
+    rows = updates.transpose(0, 2, 1).reshape(-1, c)  # (N * K * P, C)
+    offsets = (ops.arange(n, dtype=ms.int32) * (total + 1)).reshape(n, 1)
+    ids = (ops.concat(slots, 1) + offsets).reshape(-1)
+    summed = ops.unsorted_segment_sum(rows, ids, n * (total + 1))
+    return summed.reshape(n, total + 1, c)[:, :total].transpose(0, 2, 1)
+
+
+class _Half3d(ms.nn.Cell):
+    """float16 5-D ``grid_sample``: the composite forward (PyTorch's numbers) with PyTorch's
+    backward, from the ``GridSample3dHalfBackward`` kernel (``kernel=True``, bit for bit) or
+    :func:`_half_grads_3d`. One instance per configuration, built at import (graph mode reads
+    them from :data:`_HALF_3D`)."""
+
+    def __init__(self, mode: str, padding_mode: str, align_corners: bool, kernel: bool) -> None:
+        super().__init__()
+        self.mode = mode
+        self.padding_mode = padding_mode
+        self.align_corners = align_corners
+        self.kernel = kernel
+
+    def construct(self, input: Tensor, grid: Tensor) -> Tensor:
+        x = input.astype(ms.float32)
+        g = grid.astype(ms.float32)
+        out = _grid_sample_3d(x, g, self.mode, self.padding_mode, self.align_corners, _half_round)
+        return out.astype(ms.float16)
+
+    def bprop(
+        self, input: Tensor, grid: Tensor, out: Tensor, dout: Tensor
+    ) -> Tuple[Tensor, Tensor]:
+        if self.kernel:
+            op = _grid_kernels.KERNELS[device_target()]["GridSample3dHalfBackward"]
+            opts = _options(self.mode, self.padding_mode, self.align_corners)
+            f32 = ms.float32
+            dx, dg = op(dout.astype(f32), input.astype(f32), grid.astype(f32), opts)
+            return dx.astype(ms.float16), dg.astype(ms.float16)
+        return _half_grads_3d(input, grid, dout, self.mode, self.padding_mode, self.align_corners)
+
+
+#: "kernel"/"composite" -> mode -> padding_mode -> align_corners -> the Cell.
+_HALF_3D = {
+    backend: {
+        mode: {
+            pad: {ac: _Half3d(mode, pad, ac, backend == "kernel") for ac in (False, True)}
+            for pad in _PADDINGS
+        }
+        for mode in ("bilinear", "nearest")
+    }
+    for backend in ("kernel", "composite")
+}
 
 
 # ----------------------------------------------------------------------------- dispatch
@@ -324,6 +494,8 @@ def _grid_sample_composite(
     if input.ndim == 4:
         fused = input.dtype == ms.float32  # float32 only: float16 rounds op by op
         out = _grid_sample_2d(x, g, mode, padding_mode, align_corners, r, fused)
+    elif half:
+        return _HALF_3D["composite"][mode][padding_mode][align_corners](input, grid)
     else:
         out = _grid_sample_3d(x, g, mode, padding_mode, align_corners, r)
     return out.astype(ms.float16) if half else out
@@ -369,7 +541,8 @@ def _native_usable() -> bool:
     devices=("CPU",),
     probe=_grid_kernels.probe,
     note="4-D float32/float64: C++ port of PyTorch's CPU kernel (its arithmetic, forward and "
-    "backward); 5-D and float16 as the native backend",
+    "backward); 5-D float16: the composite forward with PyTorch's float16 backward in C++; "
+    "other 5-D and float16 as the native backend",
 )
 def _grid_sample_aot(
     input: Tensor, grid: Tensor, mode: str, padding_mode: str, align_corners: bool
@@ -377,6 +550,8 @@ def _grid_sample_aot(
     if input.ndim == 4 and (input.dtype == ms.float32 or input.dtype == ms.float64):
         op = _grid_kernels.KERNELS[device_target()]["GridSample2d"]
         return op(input, grid, _options(mode, padding_mode, align_corners))
+    if input.ndim == 5 and input.dtype == ms.float16:
+        return _HALF_3D["kernel"][mode][padding_mode][align_corners](input, grid)
     if _native_usable():
         return _grid_sample_native(input, grid, mode, padding_mode, align_corners)
     return _grid_sample_composite(input, grid, mode, padding_mode, align_corners)

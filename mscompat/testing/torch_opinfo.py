@@ -32,6 +32,7 @@ __all__ = [
     "TorchCase",
     "check_case",
     "grid_sampler_2d",
+    "grid_sampler_3d",
     "supported_dtypes",
     "torch_opinfo_cases",
     "upsample_bilinear2d_aa",
@@ -67,6 +68,7 @@ TORCH_OPINFO_MAP: Dict[str, str] = {
     "nn.functional.grid_sample": "mscompat.shape:grid_sample",
     # ATen ops behind the functional ones, through the adapters below
     "grid_sampler_2d": "mscompat.testing.torch_opinfo:grid_sampler_2d",
+    "grid_sampler_3d": "mscompat.testing.torch_opinfo:grid_sampler_3d",
     "_upsample_bilinear2d_aa": "mscompat.testing.torch_opinfo:upsample_bilinear2d_aa",
     "nn.functional.upsample_nearest": "mscompat.shape:upsample_nearest",
     "nn.functional.upsample_bilinear": "mscompat.shape:upsample_bilinear",
@@ -100,6 +102,10 @@ def grid_sampler_2d(
     :func:`mscompat.shape.grid_sample`."""
     mode = _GRID_MODES[interpolation_mode]
     return grid_sample(input, grid, mode, _GRID_PADDINGS[padding_mode], align_corners)
+
+
+#: ``torch.grid_sampler_3d`` (5-D input): the same codes; ``grid_sample`` tells the ranks apart.
+grid_sampler_3d = grid_sampler_2d
 
 
 def upsample_bilinear2d_aa(

@@ -15,6 +15,10 @@
 //           1 border, 2 reflection), align_corners (0/1)]
 //     y: (N, C, Ho, Wo)
 //   GridSample2dBackward(dy, x, grid, opts) -> (dx, dgrid)
+//   GridSample3dHalfBackward(dy, x, grid, opts) -> (dx, dgrid)
+//     PyTorch's float16 backward for 5-D input (bilinear, nearest): x (N, C, D, H, W),
+//     grid (N, Do, Ho, Wo, 3), dy (N, C, Do, Ho, Wo), all float32 holding float16 values
+//     (grid_sample_half3d.h)
 //
 // Calling convention (MindSpore aot): int Fn(int nparam, void **params, int *ndims,
 // int64_t **shapes, const char **dtypes, void *stream, void *extra); params holds the inputs,
@@ -33,6 +37,7 @@
 #include <vector>
 
 #include "dispatch.h"
+#include "grid_sample_half3d.h"
 #include "parallel.h"
 
 #define MSCOMPAT_GS_NS mscompat_gs_generic
@@ -95,4 +100,27 @@ extern "C" int GridSample2dBackward(int nparam, void **params, int *ndims, int64
   if (AllDtype(dtypes, {0, 1, 2, 4, 5}, "float64"))
     return Backward<double>(params, ndims, shapes);
   return kBadDtype;
+}
+
+extern "C" int GridSample3dHalfBackward(int nparam, void **params, int *ndims, int64_t **shapes,
+                                        const char **dtypes, void *, void *) {
+  if (nparam != 6) return kBadArity;
+  if (std::strcmp(dtypes[3], "int64") != 0) return kBadDtype;
+  if (!AllDtype(dtypes, {0, 1, 2, 4, 5}, "float32")) return kBadDtype;
+  if (ndims[0] != 5 || ndims[1] != 5 || ndims[2] != 5 || ndims[3] != 1 || shapes[3][0] != 3)
+    return mscompat_gs_generic::kBadShape;
+  const int64_t *xs = shapes[1], *gs = shapes[2], *ys = shapes[0];
+  const mscompat::half3d::Dims s{xs[0], xs[1], xs[2], xs[3], xs[4], gs[1], gs[2], gs[3]};
+  const bool ok = gs[0] == s.n && gs[4] == 3 && ys[0] == s.n && ys[1] == s.c &&
+                  ys[2] == s.od && ys[3] == s.oh && ys[4] == s.ow && ndims[4] == 5 &&
+                  ndims[5] == 5;
+  if (!ok) return mscompat_gs_generic::kBadShape;
+  const int64_t *opts = static_cast<const int64_t *>(params[3]);
+  if (opts[0] != 0 && opts[0] != 1) return kBadDtype;  // bilinear or nearest only
+  mscompat::half3d::Backward(static_cast<const float *>(params[0]),
+                             static_cast<const float *>(params[1]),
+                             static_cast<const float *>(params[2]), s, static_cast<int>(opts[0]),
+                             static_cast<int>(opts[1]), opts[2] != 0,
+                             static_cast<float *>(params[4]), static_cast<float *>(params[5]));
+  return 0;
 }

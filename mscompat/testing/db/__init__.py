@@ -28,7 +28,8 @@ def _collect() -> List[OpInfo]:
             # against PyTorch with that backend forced.
             if info.dispatch_op and not info.backend:
                 for backend in sorted(implementations(info.dispatch_op)):
-                    entries.append(dataclasses.replace(info, variant=backend, backend=backend))
+                    label = f"{info.variant}-{backend}" if info.variant else backend
+                    entries.append(dataclasses.replace(info, variant=label, backend=backend))
     return entries
 
 

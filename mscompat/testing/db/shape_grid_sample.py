@@ -228,8 +228,18 @@ OPS: List[OpInfo] = [
         variant="5d",
         op=grid_sample,
         sample_inputs=samples_3d,
-        dtypes=("float32", "float64"),
-        tolerance_overrides=(_F16_GRID_GRAD,),
+        dtypes=("float32", "float64", "float16"),
+        tolerance_overrides=(
+            ToleranceOverride(
+                "float16",
+                "grad",
+                Tolerance(atol=2e-2, rtol=2e-2),
+                "composite backend: the input gradient is summed in float32 and rounded once; "
+                "PyTorch rounds each += to float16 (the aot kernel, chosen on CPU, reproduces "
+                "that bit for bit; the grid gradient is PyTorch's on both)",
+            ),
+        ),
+        dispatch_op="shape.grid_sample",
         **_COMMON,  # type: ignore[arg-type]
     ),
 ]
