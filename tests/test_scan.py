@@ -17,7 +17,12 @@ from pathlib import Path
 import pytest
 
 from mscompat.scan import scan, scan_source_text
-from mscompat.scan.knowledge import load_knowledge, mscompat_entries
+from mscompat.scan.knowledge import (
+    DROP_INS_FILE,
+    drop_ins_table,
+    load_knowledge,
+    mscompat_entries,
+)
 from mscompat.scan.parser import scan_source
 from mscompat.scan.report import exit_code, render
 
@@ -151,6 +156,14 @@ def _status(api, variant=""):
 
 def _covered():
     return mscompat_entries("CPU")
+
+
+def test_drop_in_table_matches_the_op_database():
+    """The scan reads its drop-ins from a generated table (importing the op database costs ~3 s
+    of CPU); the table must be exactly what the op database and the registry say now."""
+    committed = json.loads(DROP_INS_FILE.read_text(encoding="utf-8"))
+    assert committed == drop_ins_table(), "stale table: run python tools/gen_drop_ins.py"
+    assert "torch.nn.functional.grid_sample" in committed["CPU"]
 
 
 @pytest.mark.parametrize(

@@ -24,6 +24,8 @@ __all__ = [
     "MscompatEntry",
     "Verdict",
     "load_knowledge",
+    "build_mscompat_entries",
+    "drop_ins_table",
     "mscompat_entries",
 ]
 
@@ -164,13 +166,19 @@ def load_knowledge(path: Optional[str] = None) -> Knowledge:
     return _load(str(path or DATA_FILE))
 
 
-def mscompat_entries(backend: str) -> Dict[str, List[MscompatEntry]]:
-    """``{torch api: [MscompatEntry...]}`` from the op database, read now (never cached in a
-    file, so it is never stale).
+#: The drop-in table (:func:`build_mscompat_entries` for every backend), generated from the op
+#: database by ``python tools/gen_drop_ins.py``; ``tests/test_scan.py`` fails when it differs
+#: from the op database.
+DROP_INS_FILE = Path(__file__).resolve().parent / "data" / "drop_ins.json"
+
+
+def build_mscompat_entries(backend: str) -> Dict[str, List[MscompatEntry]]:
+    """``{torch api: [MscompatEntry...]}`` from the op database itself (imports MindSpore and
+    every op module: about 3 s of CPU here, which is why :func:`mscompat_entries` reads the
+    generated table instead).
 
     Raises:
-        Exception: whatever importing the op database raises (:func:`mscompat.scan.scan`
-            reports it and goes on without mscompat verdicts).
+        Exception: whatever importing the op database raises.
     """
     from mscompat.testing.db import OP_DB
 
@@ -197,6 +205,40 @@ def mscompat_entries(backend: str) -> Dict[str, List[MscompatEntry]]:
             if all(e.name != entry.name for e in lst):
                 lst.append(entry)
     return out
+
+
+def drop_ins_table() -> Dict[str, Dict[str, List[List[Any]]]]:
+    """The content of :data:`DROP_INS_FILE`, built now from the op database."""
+    return {
+        b: {
+            api: [[e.name, e.import_line, e.dispatch_op, list(e.backends)] for e in entries]
+            for api, entries in sorted(build_mscompat_entries(b).items())
+        }
+        for b in BACKENDS
+    }
+
+
+@lru_cache(maxsize=1)
+def _drop_ins_file() -> Dict[str, Dict[str, List[List[Any]]]]:
+    with open(DROP_INS_FILE, encoding="utf-8") as f:
+        data: Dict[str, Dict[str, List[List[Any]]]] = json.load(f)
+    return data
+
+
+def mscompat_entries(backend: str) -> Dict[str, List[MscompatEntry]]:
+    """``{torch api: [MscompatEntry...]}``: mscompat's drop-ins for ``backend``, from the table
+    generated from the op database (:data:`DROP_INS_FILE`; the scan needs neither MindSpore nor
+    the op modules).
+
+    Raises:
+        OSError, ValueError, KeyError: the table is missing or unreadable
+            (:func:`mscompat.scan.scan` reports it and goes on without mscompat verdicts).
+    """
+    table = _drop_ins_file()[backend]
+    return {
+        api: [MscompatEntry(n, line, op, tuple(bs)) for n, line, op, bs in rows]
+        for api, rows in table.items()
+    }
 
 
 def decide(

@@ -111,7 +111,23 @@ def _json(result: ScanResult) -> str:
         "skipped": [{"path": s.path, "reason": s.reason} for s in result.skipped],
         "seconds": round(result.seconds, 3),
     }
-    return json.dumps(data, indent=2)
+    return _dump(data)
+
+
+def _dump(data: Dict[str, Any]) -> str:
+    """``data`` as JSON, one top-level key per line and one list element per line.
+
+    ``json.dumps(indent=...)`` runs CPython's pure-Python encoder (the C encoder takes no
+    indent): 1.35 s of the 1000-file scan's CPU here, against 0.5 s for this layout.
+    """
+    parts = []
+    for key, value in data.items():
+        if isinstance(value, list) and value:
+            body = ",\n".join("    " + json.dumps(item) for item in value)
+            parts.append(f"  {json.dumps(key)}: [\n{body}\n  ]")
+        else:
+            parts.append(f"  {json.dumps(key)}: {json.dumps(value)}")
+    return "{\n" + ",\n".join(parts) + "\n}"
 
 
 def _csv(result: ScanResult) -> str:
