@@ -27,6 +27,7 @@ from mindspore import ops
 from mindspore.ops import CustomRegOp, DataType
 
 __all__ = [
+    "COPY_TYPES",
     "KERNEL_LOCK",
     "aot_op",
     "KernelUnavailableError",
@@ -36,6 +37,20 @@ __all__ = [
     "kernel_path",
     "same_dtype",
 ]
+
+#: The dtypes of the kernels that only move elements (im2col, take-along): floats, integers,
+#: bool.
+COPY_TYPES = (
+    DataType.F16_Default,
+    DataType.F32_Default,
+    DataType.F64_Default,
+    DataType.BOOL_Default,
+    DataType.I8_Default,
+    DataType.U8_Default,
+    DataType.I16_Default,
+    DataType.I32_Default,
+    DataType.I64_Default,
+)
 
 #: Process-wide lock serialising custom-kernel launches (re-entrant).
 KERNEL_LOCK = threading.RLock()

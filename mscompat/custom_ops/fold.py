@@ -19,6 +19,7 @@ from mindspore import Tensor, ops
 from mindspore.ops import CustomRegOp, DataType
 
 from mscompat.custom_ops.aot import (
+    COPY_TYPES,
     KernelUnavailableError,
     aot_op,
     kernel_path,
@@ -35,17 +36,7 @@ KERNELS: Dict[str, Dict[str, Any]] = {}
 _I64 = DataType.I64_Default
 _I8 = DataType.I8_Default
 #: Im2Col copies: every dtype ``unfold`` accepts (floats, integers, bool).
-_COPY_TYPES = (
-    DataType.F16_Default,
-    DataType.F32_Default,
-    DataType.F64_Default,
-    DataType.BOOL_Default,
-    DataType.I8_Default,
-    DataType.U8_Default,
-    DataType.I16_Default,
-    DataType.I32_Default,
-    DataType.I64_Default,
-)
+_COPY_TYPES = COPY_TYPES
 
 
 def _reg(name: str, data: str, out: str, target: str, dtypes: Tuple[Any, ...]) -> Any:

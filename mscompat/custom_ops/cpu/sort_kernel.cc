@@ -20,7 +20,16 @@
 //   MedianIndices(x, p=[0])                     -> (..., 1)  torch.median(dim)
 //   ModeIndices(x, p=[0])                       -> (..., 1)  torch.mode
 //
-// Rows are independent; large inputs are split over threads (MSCOMPAT_NUM_THREADS caps them).
+// and the gather of the values at those positions, with its gradient (MindSpore's CPU
+// GatherD took 3-4 ms for 1e5 elements and 10-11 ms for 1e6, against torch's gather at ~1 ms):
+//
+//   TakeAlong(x, idx)        -> y   y[..., j] = x[..., idx[..., j]]; any 1/2/4/8-byte dtype
+//   PlaceAlong(dy, idx, x)   -> dx  zeros of x's shape with dx[..., idx[..., j]] = dy[..., j]
+//                                   (the gradient of TakeAlong for positions that are distinct
+//                                   within a row, as every index kernel here returns)
+//
+// Rows are independent; large inputs are split over threads (parallel.h; MSCOMPAT_NUM_THREADS
+// caps them).
 
 #include <algorithm>
 #include <cmath>
@@ -32,6 +41,8 @@
 #include <type_traits>
 #include <utility>
 #include <vector>
+
+#include "parallel.h"
 
 namespace {
 
@@ -203,33 +214,14 @@ int64_t ModeRow(const T *row, int64_t n, std::vector<std::pair<T, int64_t>> *buf
 
 // ---------------------------------------------------------------------------- rows, threads
 
-int NumThreads(int64_t rows, int64_t work) {
-  if (rows < 2 || work < (1 << 16)) return 1;
-  int hw = static_cast<int>(std::thread::hardware_concurrency());
-  if (hw <= 0) hw = 1;
-  if (const char *env = std::getenv("MSCOMPAT_NUM_THREADS")) {
-    int cap = std::atoi(env);
-    if (cap > 0) hw = std::min(hw, cap);
-  }
-  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(hw, rows)));
-}
-
 // body(row_begin, row_end) over [0, rows), split over threads when the work is large.
 template <typename F>
 void ForRows(int64_t rows, int64_t n, F body) {
-  int threads = NumThreads(rows, rows * n);
-  if (threads == 1) {
+  if (rows < 2) {
     body(0, rows);
     return;
   }
-  std::vector<std::thread> pool;
-  int64_t chunk = (rows + threads - 1) / threads;
-  for (int i = 1; i < threads; ++i) {
-    int64_t begin = std::min(rows, i * chunk), end = std::min(rows, begin + chunk);
-    pool.emplace_back([=] { body(begin, end); });
-  }
-  body(0, std::min(rows, chunk));
-  for (auto &th : pool) th.join();
+  mscompat::ParallelFor(rows, rows * n, 1 << 16, 1 << 15, body);
 }
 
 enum class Kind { kSort, kTopk, kKth, kMedian, kMode };
@@ -317,4 +309,128 @@ extern "C" int MedianIndices(int nparam, void **params, int *ndims, int64_t **sh
 extern "C" int ModeIndices(int nparam, void **params, int *ndims, int64_t **shapes,
                            const char **dtypes, void *, void *) {
   return Launch(Kind::kMode, nparam, params, ndims, shapes, dtypes, 1);
+}
+
+namespace {
+
+// Bytes per element of a MindSpore dtype name, 0 if not a plain 1/2/4/8-byte type.
+int ElementSize(const char *dt) {
+  for (const char *name : {"int8", "uint8", "bool"})
+    if (std::strcmp(dt, name) == 0) return 1;
+  for (const char *name : {"float16", "int16", "uint16", "bfloat16"})
+    if (std::strcmp(dt, name) == 0) return 2;
+  for (const char *name : {"float32", "int32", "uint32"})
+    if (std::strcmp(dt, name) == 0) return 4;
+  for (const char *name : {"float64", "int64", "uint64"})
+    if (std::strcmp(dt, name) == 0) return 8;
+  return 0;
+}
+
+// (rows, n) and (rows, k) from x's and idx's shapes: same leading dims, any last dims.
+bool RowShape(int nd_x, const int64_t *x, int nd_i, const int64_t *idx, int64_t *rows,
+              int64_t *n, int64_t *k) {
+  if (nd_x < 1 || nd_x != nd_i) return false;
+  *rows = 1;
+  for (int d = 0; d + 1 < nd_x; ++d) {
+    if (x[d] != idx[d]) return false;
+    *rows *= x[d];
+  }
+  *n = x[nd_x - 1];
+  *k = idx[nd_x - 1];
+  return *n >= 0 && *k >= 0;
+}
+
+template <typename E>
+void Take(const E *x, const int64_t *idx, int64_t rows, int64_t n, int64_t k, E *y) {
+  ForRows(rows, k, [=](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const E *row = x + r * n;
+      const int64_t *at = idx + r * k;
+      E *out = y + r * k;
+      for (int64_t j = 0; j < k; ++j) out[j] = row[at[j]];
+    }
+  });
+}
+
+template <typename E>
+void Place(const E *dy, const int64_t *idx, int64_t rows, int64_t n, int64_t k, E *dx) {
+  ForRows(rows, n, [=](int64_t begin, int64_t end) {
+    std::memset(dx + begin * n, 0, static_cast<size_t>((end - begin) * n) * sizeof(E));
+    for (int64_t r = begin; r < end; ++r) {
+      E *row = dx + r * n;
+      const int64_t *at = idx + r * k;
+      const E *g = dy + r * k;
+      for (int64_t j = 0; j < k; ++j) row[at[j]] = g[j];
+    }
+  });
+}
+
+// Whether every position is in [0, n).
+bool InRange(const int64_t *idx, int64_t count, int64_t n) {
+  for (int64_t i = 0; i < count; ++i)
+    if (idx[i] < 0 || idx[i] >= n) return false;
+  return true;
+}
+
+template <template <typename> class Op, typename... A>
+int BySize(int size, A... args) {
+  switch (size) {
+    case 1:
+      Op<uint8_t>::Run(args...);
+      return kOk;
+    case 2:
+      Op<uint16_t>::Run(args...);
+      return kOk;
+    case 4:
+      Op<uint32_t>::Run(args...);
+      return kOk;
+    case 8:
+      Op<uint64_t>::Run(args...);
+      return kOk;
+    default:
+      return kBadDtype;
+  }
+}
+
+template <typename E>
+struct TakeOp {
+  static void Run(void **p, int64_t rows, int64_t n, int64_t k) {
+    Take(static_cast<const E *>(p[0]), static_cast<const int64_t *>(p[1]), rows, n, k,
+         static_cast<E *>(p[2]));
+  }
+};
+
+template <typename E>
+struct PlaceOp {
+  static void Run(void **p, int64_t rows, int64_t n, int64_t k) {
+    Place(static_cast<const E *>(p[0]), static_cast<const int64_t *>(p[1]), rows, n, k,
+          static_cast<E *>(p[3]));
+  }
+};
+
+}  // namespace
+
+extern "C" int TakeAlong(int nparam, void **params, int *ndims, int64_t **shapes,
+                         const char **dtypes, void *, void *) {
+  if (nparam != 3) return kBadArity;
+  const int size = ElementSize(dtypes[0]);
+  if (std::strcmp(dtypes[1], "int64") != 0 || std::strcmp(dtypes[2], dtypes[0]) != 0)
+    return kBadDtype;
+  int64_t rows, n, k;
+  if (!RowShape(ndims[0], shapes[0], ndims[1], shapes[1], &rows, &n, &k)) return kBadShape;
+  if (!InRange(static_cast<const int64_t *>(params[1]), rows * k, n)) return kBadShape;
+  return BySize<TakeOp>(size, params, rows, n, k);
+}
+
+extern "C" int PlaceAlong(int nparam, void **params, int *ndims, int64_t **shapes,
+                          const char **dtypes, void *, void *) {
+  if (nparam != 4) return kBadArity;
+  const int size = ElementSize(dtypes[0]);
+  if (std::strcmp(dtypes[1], "int64") != 0 || std::strcmp(dtypes[2], dtypes[0]) != 0 ||
+      std::strcmp(dtypes[3], dtypes[0]) != 0)
+    return kBadDtype;
+  int64_t rows, n, k;
+  if (!RowShape(ndims[2], shapes[2], ndims[1], shapes[1], &rows, &n, &k)) return kBadShape;
+  if (!InRange(static_cast<const int64_t *>(params[1]), rows * k, n)) return kBadShape;
+  return BySize<PlaceOp>(size, params, rows, n, k);
 }
