@@ -14,10 +14,10 @@ and indices are flat positions in each ``(N, C)`` plane of the input, int64, as 
 An output size of 1 everywhere is the migration guide's ReduceMean/ReduceMax with
 ``keep_dims=True`` (taken automatically).
 
-Backends: average pooling runs the composite (averaging MatMul / ReduceMean) first, because it
-measured faster than MindSpore's AdaptiveAvgPool2D/3D kernels in graph mode (those stay
-selectable as ``native``); max pooling runs the ``aot`` kernel on CPU (PyTorch's scan of each
-bin in C++, ``custom_ops/cpu/pool_kernel.cc``), else separable gathers.
+Backends: on CPU both run ``aot`` kernels (``custom_ops/cpu/pool_kernel.cc``: PyTorch's loop
+over each bin in C++, its numbers bit for bit), elsewhere the composite: averaging MatMul /
+ReduceMean for average pooling (faster than MindSpore's AdaptiveAvgPool2D/3D kernels in graph
+mode, which stay selectable as ``native``), separable gathers for max pooling.
 """
 
 from __future__ import annotations
@@ -360,14 +360,16 @@ def _adaptive_avg_pool3d_native(x: Tensor, output_size: Tuple[int, ...]) -> Tens
     return _avg_native(x, output_size)
 
 
-# Measured in graph mode on CPU (1e6 elements, mscompat bench): the composite (averaging
-# MatMul / ReduceMean, the guide's reduce rule; the same bins) runs the forward 2x and
-# forward+backward 4-8x faster than AdaptiveAvgPool2D/3D and their Grad kernels, so it is
-# tried first; the native kernels stay available (use_backend / MSCOMPAT_BACKEND).
-# The aot kernel (PyTorch's loop, bit-identical numbers) sums each bin serially: measured
-# 1.6-2.1x of PyTorch's forward against the composite's 1.0-1.7x, so it is chosen on request.
+# Measured in graph mode on CPU (1e6 elements, mscompat bench, one run side by side): the aot
+# kernel (PyTorch's loop, bit-identical numbers; output size 1 and float16 go to the composite)
+# ran the forward at 1.4-1.7x of PyTorch against 2.1-4.5x for the composite and the
+# forward+backward at 0.6-1.0x against 1.0-1.8x, once the kernels shared a pool of sleeping
+# threads (it had measured slower with a thread start per call). The composite (averaging
+# MatMul / ReduceMean, the guide's reduce rule) comes next, on every device: it ran the forward
+# 2x and forward+backward 4-8x faster than AdaptiveAvgPool2D/3D and their Grad kernels, which
+# stay available (use_backend / MSCOMPAT_BACKEND).
 for _d in (1, 2, 3):
-    set_order(f"shape.adaptive_avg_pool{_d}d", ("composite", "aot", "native"))
+    set_order(f"shape.adaptive_avg_pool{_d}d", ("aot", "composite", "native"))
 
 
 # ----------------------------------------------------------------------------- front doors
