@@ -215,12 +215,8 @@ def _large(dtype):
     return _LARGE[dtype]
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
-@pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
-def test_grid_sample_kernel_bit_identical_to_torch(dtype, mode, padding):
-    x, g, ct = _large(dtype)
-    align = padding == "border"
+def _grid_sample_both(x, g, ct, mode, padding, align):
+    """(output, input gradient, grid gradient) of torch's grid_sample and of ours (PyNative)."""
     tx = torch.from_numpy(x).requires_grad_()
     tg = torch.from_numpy(g).requires_grad_()
     ty = F.grid_sample(tx, tg, mode, padding, align)
@@ -229,12 +225,22 @@ def test_grid_sample_kernel_bit_identical_to_torch(dtype, mode, padding):
     def fn(a, b):
         return grid_sample(a, b, mode, padding, align)
 
-    np.testing.assert_array_equal(fn(ms.Tensor(x), ms.Tensor(g)).asnumpy(), ty.detach().numpy())
+    y = fn(ms.Tensor(x), ms.Tensor(g)).asnumpy()
     dx, dg = _grads(fn, (x, g), ct, (0, 1), False)
-    np.testing.assert_array_equal(dg, tg.grad.numpy())
+    return (ty.detach().numpy(), tx.grad.numpy(), tg.grad.numpy()), (y, dx, dg)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
+@pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
+def test_grid_sample_kernel_bit_identical_to_torch(dtype, mode, padding):
+    x, g, ct = _large(dtype)
+    (ty, tdx, tdg), (y, dx, dg) = _grid_sample_both(x, g, ct, mode, padding, padding == "border")
+    np.testing.assert_array_equal(y, ty)
+    np.testing.assert_array_equal(dg, tdg)
     # The input gradient is summed in PyTorch's order up to a few elements (one rounding).
-    close = np.isclose(dx, tx.grad.numpy(), rtol=1e-6 if dtype == "float32" else 1e-14, atol=0)
-    assert close.mean() > 0.9997 and np.allclose(dx, tx.grad.numpy(), rtol=1e-5, atol=1e-5)
+    close = np.isclose(dx, tdx, rtol=1e-6 if dtype == "float32" else 1e-14, atol=0)
+    assert close.mean() > 0.9997 and np.allclose(dx, tdx, rtol=1e-5, atol=1e-5)
 
 
 _HALF_5D = {}
@@ -260,18 +266,9 @@ def test_grid_sample_5d_float16_gradients_bit_identical(mode, padding, align):
     output and both gradients bit for bit (PyTorch rounds every operation of its scalar
     kernel to float16, including each += into grad_input and the grid-gradient sums)."""
     x, g, ct = _half_5d()
-    tx = torch.from_numpy(x).requires_grad_()
-    tg = torch.from_numpy(g).requires_grad_()
-    ty = F.grid_sample(tx, tg, mode, padding, align)
-    ty.backward(torch.from_numpy(ct))
-
-    def fn(a, b):
-        return grid_sample(a, b, mode, padding, align)
-
-    np.testing.assert_array_equal(fn(ms.Tensor(x), ms.Tensor(g)).asnumpy(), ty.detach().numpy())
-    dx, dg = _grads(fn, (x, g), ct, (0, 1), False)
-    np.testing.assert_array_equal(dx, tx.grad.numpy())
-    np.testing.assert_array_equal(dg, tg.grad.numpy())
+    want, got = _grid_sample_both(x, g, ct, mode, padding, align)
+    for w, o in zip(want, got):  # output, input gradient, grid gradient
+        np.testing.assert_array_equal(o, w)
 
 
 def test_grid_sample_5d_float16_graph_and_composite_grid_gradient():
