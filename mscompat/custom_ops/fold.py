@@ -35,8 +35,6 @@ KERNELS: Dict[str, Dict[str, Any]] = {}
 
 _I64 = DataType.I64_Default
 _I8 = DataType.I8_Default
-#: Im2Col copies: every dtype ``unfold`` accepts (floats, integers, bool).
-_COPY_TYPES = COPY_TYPES
 
 
 def _reg(name: str, data: str, out: str, target: str, dtypes: Tuple[Any, ...]) -> Any:
@@ -85,7 +83,7 @@ def kernel_ops(device: str) -> Tuple[Any, Any]:
             "Im2Col",
             _cols_shape,
             same_dtype,
-            _reg("mscompat_im2col", "x", "cols", device, _COPY_TYPES),
+            _reg("mscompat_im2col", "x", "cols", device, COPY_TYPES),
             _im2col_bprop,
         )
         col2im = aot_op(

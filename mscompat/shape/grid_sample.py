@@ -148,10 +148,12 @@ def _flatten_input(inp: Tensor) -> Tensor:
     return ops.concat((flat, ops.zeros((n, c, 1), inp.dtype)), 2)
 
 
-def _read(flat: Tensor, coords: List[Tensor], spatial: Tuple[int, ...]) -> Tensor:
-    """``input[n, :, coords]`` as (N, C, P); ``coords`` are integer-valued float (N, P) tensors,
-    one per spatial dim (slowest first); taps out of bounds read 0."""
-    total = flat.shape[2] - 1
+def _slot(coords: List[Tensor], spatial: Tuple[int, ...]) -> Tensor:
+    """Flat spatial index (int32, N x P) of integer-valued coordinates; ``prod(spatial)`` for
+    taps outside."""
+    total = 1
+    for size in spatial:
+        total *= size
     first = coords[0]
     valid = (first > -1.0) & (first < float(spatial[0]))
     index = first
@@ -159,8 +161,13 @@ def _read(flat: Tensor, coords: List[Tensor], spatial: Tuple[int, ...]) -> Tenso
         c = coords[i]
         valid = valid & (c > -1.0) & (c < float(spatial[i]))
         index = index * float(spatial[i]) + c
-    idx = ops.where(valid, index, ops.full_like(index, float(total))).astype(ms.int32)
-    return ops.gather(flat, ops.stop_gradient(idx), 2, batch_dims=1)
+    return ops.where(valid, index, ops.full_like(index, float(total))).astype(ms.int32)
+
+
+def _read(flat: Tensor, coords: List[Tensor], spatial: Tuple[int, ...]) -> Tensor:
+    """``input[n, :, coords]`` as (N, C, P); ``coords`` are integer-valued float (N, P) tensors,
+    one per spatial dim (slowest first); taps out of bounds read 0."""
+    return ops.gather(flat, ops.stop_gradient(_slot(coords, spatial)), 2, batch_dims=1)
 
 
 def _acc(terms: List[Tensor], r: Rounder) -> Tensor:
@@ -405,21 +412,6 @@ def _half_grads_3d(
     return _scatter_planes(ops.concat(scattered, 2), slots, n, c, total).reshape(inp.shape).astype(
         ms.float16
     ), dgrid
-
-
-def _slot(coords: List[Tensor], spatial: Tuple[int, ...]) -> Tensor:
-    """Flat spatial index (int32, N x P) of integer-valued coordinates; ``prod(spatial)`` for
-    taps outside."""
-    total = 1
-    for size in spatial:
-        total *= size
-    valid = None
-    index = None
-    for t, size in zip(coords, spatial):
-        ok = (t > -1.0) & (t < float(size))
-        valid = ok if valid is None else valid & ok
-        index = t if index is None else index * float(size) + t
-    return ops.where(valid, index, ops.full_like(index, float(total))).astype(ms.int32)
 
 
 def _scatter_planes(updates: Tensor, slots: List[Tensor], n: int, c: int, total: int) -> Tensor:

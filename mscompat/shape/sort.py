@@ -255,11 +255,7 @@ def _take_along_composite(x: Tensor, axis: int, idx: Tensor) -> Tensor:
 )
 def _take_along_aot(x: Tensor, axis: int, idx: Tensor) -> Tensor:
     kernel = _sort_kernels.KERNELS[device_target()]["TakeAlong"]
-    last = x.ndim - 1
-    if axis == last:
-        return kernel(x, idx)
-    moved = kernel(ops.swapaxes(x, axis, last), ops.swapaxes(idx, axis, last))
-    return ops.swapaxes(moved, axis, last)
+    return _from_last(kernel(_from_last(x, axis), _from_last(idx, axis)), axis)
 
 
 def _take_along(x: Tensor, axis: int, idx: Tensor) -> Tensor:

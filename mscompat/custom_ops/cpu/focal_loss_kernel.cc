@@ -28,8 +28,6 @@ extern "C" __m256 _ZGVdN8v_log1pf(__m256);
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <thread>
-#include <vector>
 
 #include "parallel.h"
 

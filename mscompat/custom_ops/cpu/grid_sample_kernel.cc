@@ -122,5 +122,5 @@ extern "C" int GridSample3dHalfBackward(int nparam, void **params, int *ndims, i
                              static_cast<const float *>(params[2]), s, static_cast<int>(opts[0]),
                              static_cast<int>(opts[1]), opts[2] != 0,
                              static_cast<float *>(params[4]), static_cast<float *>(params[5]));
-  return 0;
+  return mscompat_gs_generic::kOk;
 }

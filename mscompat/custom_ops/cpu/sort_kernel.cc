@@ -37,7 +37,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <numeric>
-#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
