@@ -1,0 +1,81 @@
+"""Which mscompat mirror holds a PyTorch-side name.
+
+The mirrors (:mod:`mscompat.nn`, :mod:`mscompat.nn.functional`, :mod:`mscompat.tensor`,
+:mod:`mscompat.vision`) re-export the domain packages' ops under PyTorch's names. Which name
+goes where is decided by the op database: each entry's ``torch_apis`` (``"torch.sort"``,
+``"torch.nn.functional.interpolate"``, ``"torch.nn.Upsample"``...) names the PyTorch namespace
+it is a drop-in for, and :data:`MIRRORS` names the mirror of that namespace.
+``tests/test_namespaces.py`` checks the mirrors against the op database with these rules, and
+``mscompat scan`` (through ``tools/gen_drop_ins.py``) names the mirror import with
+:func:`mirror_import_line`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Dict, Optional, Tuple
+
+__all__ = ["MIRRORS", "NOT_MIRRORED", "mirror_import_line", "mirror_of"]
+
+#: PyTorch-side namespace -> the mscompat module that mirrors it. ``torch.Tensor`` methods are
+#: looked up in :mod:`mscompat.tensor` (``x.sort()`` becomes ``sort(x)``), but an entry is not
+#: required there for every method: only the ``torch.X`` functions must be mirrored.
+MIRRORS: Dict[str, str] = {
+    "torch": "mscompat.tensor",
+    "torch.Tensor": "mscompat.tensor",
+    "torch.nn": "mscompat.nn",
+    "torch.nn.functional": "mscompat.nn.functional",
+    "torchvision.ops": "mscompat.vision",
+}
+
+#: Namespaces whose every op database name must be in its mirror.
+REQUIRED = ("torch", "torch.nn", "torch.nn.functional", "torchvision.ops")
+
+#: Names an op database entry is a drop-in for that the mirror does not re-export, with why.
+#: A mirror holds a name only where the same call gives the same result.
+NOT_MIRRORED: Dict[str, str] = {
+    f"torch.nn.functional.max_pool{d}d_with_indices": (
+        f"PyTorch's always returns (values, indices); the drop-in is "
+        f"max_pool{d}d(..., return_indices=True)"
+    )
+    for d in (1, 2, 3)
+}
+
+
+def mirror_of(api: str) -> Optional[Tuple[str, str]]:
+    """``(mirror module, name)`` for a fully qualified PyTorch name, or None.
+
+    Example:
+        >>> mirror_of("torch.nn.functional.interpolate")
+        ('mscompat.nn.functional', 'interpolate')
+        >>> mirror_of("torch.Tensor.sort")
+        ('mscompat.tensor', 'sort')
+        >>> mirror_of("mmdet.models.losses.FocalLoss") is None
+        True
+    """
+    namespace, _, name = api.rpartition(".")
+    module = MIRRORS.get(namespace)
+    if module is None or api in NOT_MIRRORED:
+        return None
+    return module, name
+
+
+def mirror_import_line(api: str, op: Any) -> Optional[str]:
+    """``from <mirror> import <name>`` for ``op`` as a drop-in for ``api``, or None.
+
+    The mirror of ``api``'s namespace must export ``op`` itself: under ``api``'s own name, or,
+    for a name in :data:`NOT_MIRRORED`, under the name it has there (``max_pool2d`` for
+    ``max_pool2d_with_indices``).
+    """
+    namespace, _, name = api.rpartition(".")
+    module_name = MIRRORS.get(namespace)
+    if module_name is None:
+        return None
+    module = importlib.import_module(module_name)
+    exported = getattr(module, "__all__", ())
+    if api not in NOT_MIRRORED and name in exported and getattr(module, name) is op:
+        return f"from {module_name} import {name}"
+    for other in exported:
+        if getattr(module, other) is op:
+            return f"from {module_name} import {other}"
+    return None

@@ -1,0 +1,64 @@
+"""``torch.nn``'s Cells under their ``torch.nn`` names.
+
+A port changes the import, not the call sites: where the PyTorch file had ``from torch import
+nn`` for these layers, ``from mscompat import nn`` gives Cells with the same names, arguments and
+results. Everything here is a re-export of the implementation in its domain package
+(:mod:`mscompat.shape`...), the same object; ``tests/test_namespaces.py`` checks the list
+against the op database (every entry that is a drop-in for a ``torch.nn`` class is here, and
+every name here is one of ``torch.nn``'s). :mod:`mscompat.nn.functional` holds the functions.
+
+Example:
+    >>> import mindspore as ms, numpy as np
+    >>> from mscompat import nn
+    >>> pool = nn.AdaptiveMaxPool2d(2, return_indices=True)
+    >>> values, indices = pool(ms.Tensor(np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)))
+    >>> values.asnumpy().tolist()
+    [[[[5.0, 7.0], [13.0, 15.0]]]]
+    >>> indices.dtype
+    mindspore.int64
+"""
+
+from typing import List
+
+from mscompat.nn import functional as functional
+from mscompat.shape.adaptive_pool import (
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool2d,
+    AdaptiveAvgPool3d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
+    AdaptiveMaxPool3d,
+)
+from mscompat.shape.fold import Fold, Unfold
+from mscompat.shape.interpolate import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
+from mscompat.shape.max_pool import (
+    MaxPool1d,
+    MaxPool2d,
+    MaxPool3d,
+    MaxUnpool1d,
+    MaxUnpool2d,
+    MaxUnpool3d,
+)
+from mscompat.shape.reshape import Flatten, Unflatten
+
+__all__: List[str] = [
+    "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool2d",
+    "AdaptiveAvgPool3d",
+    "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d",
+    "AdaptiveMaxPool3d",
+    "Flatten",
+    "Fold",
+    "MaxPool1d",
+    "MaxPool2d",
+    "MaxPool3d",
+    "MaxUnpool1d",
+    "MaxUnpool2d",
+    "MaxUnpool3d",
+    "Unflatten",
+    "Unfold",
+    "Upsample",
+    "UpsamplingBilinear2d",
+    "UpsamplingNearest2d",
+]

@@ -1,0 +1,65 @@
+"""``torch.nn.functional``'s functions under their ``torch.nn.functional`` names.
+
+A port changes the import, not the call sites: ``import torch.nn.functional as F`` becomes
+``import mscompat.nn.functional as F`` and ``F.interpolate(...)``, ``F.grid_sample(...)``,
+``F.adaptive_max_pool2d(...)``, ``F.unfold(...)`` keep their arguments and PyTorch's results.
+Everything here is a re-export of the implementation in its domain package
+(:mod:`mscompat.shape`...), the same object; ``tests/test_namespaces.py`` checks the list
+against the op database (every entry that is a drop-in for a ``torch.nn.functional`` function
+is here, and every name here is one of ``torch.nn.functional``'s). PyTorch's
+``max_pool*d_with_indices`` are not here: they always return the indices, so the drop-in is
+``max_pool*d(..., return_indices=True)``.
+
+Example:
+    >>> import mindspore as ms
+    >>> import mscompat.nn.functional as F
+    >>> x = ms.Tensor([[[[1.0, 2.0], [3.0, 4.0]]]])
+    >>> F.interpolate(x, scale_factor=2, mode="bilinear")[0, 0, 0].asnumpy().tolist()
+    [1.0, 1.25, 1.75, 2.0]
+    >>> F.unfold(x, kernel_size=2).shape
+    (1, 4, 1)
+"""
+
+from typing import List
+
+from mscompat.shape.adaptive_pool import (
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_avg_pool3d,
+    adaptive_max_pool1d,
+    adaptive_max_pool2d,
+    adaptive_max_pool3d,
+)
+from mscompat.shape.fold import fold, unfold
+from mscompat.shape.grid_sample import grid_sample
+from mscompat.shape.interpolate import interpolate, upsample, upsample_bilinear, upsample_nearest
+from mscompat.shape.max_pool import (
+    max_pool1d,
+    max_pool2d,
+    max_pool3d,
+    max_unpool1d,
+    max_unpool2d,
+    max_unpool3d,
+)
+
+__all__: List[str] = [
+    "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d",
+    "adaptive_avg_pool3d",
+    "adaptive_max_pool1d",
+    "adaptive_max_pool2d",
+    "adaptive_max_pool3d",
+    "fold",
+    "grid_sample",
+    "interpolate",
+    "max_pool1d",
+    "max_pool2d",
+    "max_pool3d",
+    "max_unpool1d",
+    "max_unpool2d",
+    "max_unpool3d",
+    "unfold",
+    "upsample",
+    "upsample_bilinear",
+    "upsample_nearest",
+]

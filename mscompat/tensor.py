@@ -1,0 +1,45 @@
+"""Functions under their ``torch.*`` names (``torch.sort``, ``torch.topk``, ``torch.flatten``...).
+
+A port changes the import, not the arguments: ``torch.topk(x, k)`` becomes ``topk(x, k)`` after
+``from mscompat.tensor import topk`` (or ``mscompat.tensor.topk(x, k)``), and a method call
+``x.sort(dim=1)`` becomes ``sort(x, dim=1)``. Everything here is a re-export of the
+implementation in its domain package (:mod:`mscompat.shape`...), the same object;
+``tests/test_namespaces.py`` checks the list against the op database (every entry that is a
+drop-in for a ``torch.X`` function is here, and every name here is one of ``torch``'s). The
+pooling functions are here because PyTorch also has them as ``torch.max_pool2d``... (where they
+return the values only; ours also take ``return_indices``).
+
+Example:
+    >>> import mindspore as ms, numpy as np
+    >>> import mscompat.tensor as mt
+    >>> values, indices = mt.topk(ms.Tensor(np.array([1.0, 5.0, 3.0, 5.0], np.float32)), 2)
+    >>> values.asnumpy().tolist(), indices.asnumpy().tolist()
+    ([5.0, 5.0], [1, 3])
+    >>> mt.flatten(ms.Tensor(np.zeros((2, 3, 4), np.float32)), 1).shape
+    (2, 12)
+"""
+
+from typing import List
+
+from mscompat.shape.adaptive_pool import adaptive_avg_pool1d
+from mscompat.shape.max_pool import max_pool1d, max_pool2d, max_pool3d
+from mscompat.shape.reshape import flatten, squeeze, unflatten, unsqueeze
+from mscompat.shape.sort import argsort, kthvalue, median, mode, msort, sort, topk
+
+__all__: List[str] = [
+    "adaptive_avg_pool1d",
+    "argsort",
+    "flatten",
+    "kthvalue",
+    "max_pool1d",
+    "max_pool2d",
+    "max_pool3d",
+    "median",
+    "mode",
+    "msort",
+    "sort",
+    "squeeze",
+    "topk",
+    "unflatten",
+    "unsqueeze",
+]
