@@ -194,6 +194,40 @@ def test_every_op_database_api_gets_the_mscompat_import_line_unless_native():
             assert v.counterpart == entries[0].import_line
 
 
+def test_mscompat_line_names_the_mirror_shaped_like_the_torch_namespace():
+    src = textwrap.dedent(
+        """
+        import torch
+        import torch.nn.functional as F
+        from torch import nn
+        from mmdet.models.losses import FocalLoss
+        F.interpolate(x, scale_factor=2)
+        F.max_pool2d_with_indices(x, 2)
+        nn.MaxPool2d(2)
+        torch.topk(x, 3)
+        y = torch.exp(x)
+        y.sort()
+        FocalLoss()
+        """
+    )
+    lines = {
+        u.api: u.verdict.counterpart if u.verdict.verdict == "mscompat" else u.verdict.alternative
+        for u in scan_source_text(src).uses
+        if u.api != "torch.exp"
+    }
+    assert lines == {
+        "torch.nn.functional.interpolate": "from mscompat.nn.functional import interpolate",
+        # PyTorch's always returns the indices: the mirror's max_pool2d(..., return_indices=True)
+        "torch.nn.functional.max_pool2d_with_indices": (
+            "from mscompat.nn.functional import max_pool2d"
+        ),
+        "torch.nn.MaxPool2d": "from mscompat.nn import MaxPool2d",
+        "torch.topk": "from mscompat.tensor import topk",
+        "torch.Tensor.sort": "from mscompat.tensor import sort",
+        "mmdet.models.losses.FocalLoss": "from mscompat.losses import SigmoidFocalLoss",
+    }
+
+
 def test_differs_says_what():
     # measured: mindspore.nn.GELU defaults to the tanh form; F.leaky_relu's keyword is rejected
     for api, src, word in [

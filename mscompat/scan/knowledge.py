@@ -5,8 +5,10 @@ Two sources, both read at run time:
 * ``data/api_knowledge.json``, written by ``tools/probe_apis.py``, which ran each MindSpore
   counterpart against torch on the backend (forward, gradient, ``ms.jit``); one column per
   backend, absent where that backend was not measured;
-* the op database :data:`mscompat.testing.OP_DB` (each entry's ``torch_apis`` and
-  ``import_line``) and the dispatch registry, for the mscompat drop-ins.
+* the op database :data:`mscompat.testing.OP_DB` (each entry's ``torch_apis``) and the
+  dispatch registry, for the mscompat drop-ins; the import line names the mirror of the
+  PyTorch namespace (``mscompat.nn.functional``, ``mscompat.nn``, ``mscompat.tensor``) where
+  it holds the op, else the entry's domain package (``import_line``).
 """
 
 from __future__ import annotations
@@ -180,6 +182,7 @@ def build_mscompat_entries(backend: str) -> Dict[str, List[MscompatEntry]]:
     Raises:
         Exception: whatever importing the op database raises.
     """
+    from mscompat._namespaces import mirror_import_line
     from mscompat.testing.db import OP_DB
 
     try:
@@ -199,8 +202,11 @@ def build_mscompat_entries(backend: str) -> Dict[str, List[MscompatEntry]]:
                 )
             except Exception:  # noqa: BLE001
                 backends = ()
-        entry = MscompatEntry(info.name, info.import_line, info.dispatch_op, backends)
         for api in info.torch_apis:
+            # the mirror shaped like the PyTorch namespace where one holds the op
+            # (``from mscompat.nn.functional import interpolate``), else the domain package
+            line = mirror_import_line(api, info.op) or info.import_line
+            entry = MscompatEntry(info.name, line, info.dispatch_op, backends)
             lst = out.setdefault(api, [])
             if all(e.name != entry.name for e in lst):
                 lst.append(entry)
