@@ -156,7 +156,7 @@ def ops_table(device: Optional[str] = None) -> List[Tuple[str, str, str, str, st
     rows = []
     for op in registered_ops():
         try:
-            chosen: Optional[str] = which(op, device).backend
+            chosen: Optional[str] = which(op, device=device).backend
         except BackendNotAvailableError:
             chosen = None
         for backend in sorted(implementations(op)):

@@ -10,7 +10,7 @@ from mindspore import Tensor, nn, ops
 
 from mscompat._checks import check_float_tensor, check_reduction, check_same_shape, check_tensor
 from mscompat.custom_ops import focal_loss as _kernels
-from mscompat.custom_ops.registry import device_target, dispatch, register
+from mscompat.custom_ops.registry import TensorSpec, call, device_target, register
 from mscompat.losses.utils import AvgFactor, _check_avg_factor, scalar_like, weight_reduce_loss
 
 __all__ = ["SigmoidFocalLoss", "sigmoid_focal_loss"]
@@ -67,17 +67,22 @@ register("losses.sigmoid_focal_loss", "composite", note="MindSpore ops, PyTorch'
 )
 
 
+def _kernel_dtypes(pred: TensorSpec, *_: object) -> Optional[str]:
+    # PyTorch rounds every float16 op of the loss: only the op-by-op composite reproduces it.
+    if pred.dtype in (ms.float32, ms.float64):
+        return None
+    return f"{pred.dtype_name} is not supported by the kernel (float32/float64)"
+
+
 @register(
     "losses.sigmoid_focal_loss",
     "aot",
     devices=("CPU", "GPU"),
     probe=_kernels.probe,
     note="fused C++/CUDA forward and backward kernels",
+    supports=_kernel_dtypes,
 )
 def _focal_elementwise_aot(pred: Tensor, target: Tensor, gamma: float, alpha: float) -> Tensor:
-    """The fused kernels; float16 runs the composite path (PyTorch rounds every float16 op)."""
-    if pred.dtype == ms.float16:
-        return _focal_elementwise(pred, target, gamma, alpha)
     coef = Tensor([gamma, alpha], pred.dtype)
     return _kernels.FORWARD[device_target()](pred, target.astype(pred.dtype), coef)
 
@@ -177,7 +182,7 @@ def sigmoid_focal_loss(
         if pred.ndim == 0:
             raise ValueError("weight needs pred with at least 1 dim, but pred is 0-d")
         weight = _expand_weight(check_tensor(weight, "weight"), pred)
-    loss = dispatch("losses.sigmoid_focal_loss")(pred, target, float(gamma), float(alpha))
+    loss = call("losses.sigmoid_focal_loss", pred, target, float(gamma), float(alpha))
     return weight_reduce_loss(loss, weight, reduction, avg_factor)
 
 

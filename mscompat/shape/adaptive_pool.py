@@ -30,7 +30,13 @@ from mindspore import Tensor, nn, ops
 from mindspore.ops import constexpr
 
 from mscompat.custom_ops import pool as _pool_kernels
-from mscompat.custom_ops.registry import device_target, dispatch, register, set_order
+from mscompat.custom_ops.registry import (
+    TensorSpec,
+    call,
+    device_target,
+    register,
+    set_order,
+)
 from mscompat.shape._pooling import (
     adaptive_bins,
     adaptive_output_size,
@@ -186,44 +192,15 @@ def _max_composite(
     return values
 
 
-@register("shape.adaptive_avg_pool1d", "composite", note="averaging matmul")
-def _adaptive_avg_pool1d_composite(x: Tensor, output_size: Tuple[int, ...]) -> Tensor:
-    return _avg_composite(x, output_size)
+_AVG_OPS = tuple(f"shape.adaptive_avg_pool{d}d" for d in (1, 2, 3))
+_MAX_OPS = tuple(f"shape.adaptive_max_pool{d}d" for d in (1, 2, 3))
+
+register(_AVG_OPS, "composite", note="separable averaging matmuls")(_avg_composite)
 
 
-@register("shape.adaptive_avg_pool2d", "composite", note="separable averaging matmuls")
-def _adaptive_avg_pool2d_composite(x: Tensor, output_size: Tuple[int, ...]) -> Tensor:
-    return _avg_composite(x, output_size)
-
-
-@register("shape.adaptive_avg_pool3d", "composite", note="separable averaging matmuls")
-def _adaptive_avg_pool3d_composite(x: Tensor, output_size: Tuple[int, ...]) -> Tensor:
-    return _avg_composite(x, output_size)
-
-
-@register("shape.adaptive_max_pool1d", "composite", note="window gather + first-max select")
-def _adaptive_max_pool1d_composite(
-    x: Tensor, output_size: Tuple[int, ...], return_indices: bool
-) -> MaxOut:
+@register(_MAX_OPS, "composite", note="separable gather + first-max select")
+def _max_pool_composite(x: Tensor, output_size: Tuple[int, ...], return_indices: bool) -> MaxOut:
     return _max_composite(x, output_size, return_indices)
-
-
-@register("shape.adaptive_max_pool2d", "composite", note="separable gather + first-max select")
-def _adaptive_max_pool2d_composite(
-    x: Tensor, output_size: Tuple[int, ...], return_indices: bool
-) -> MaxOut:
-    return _max_composite(x, output_size, return_indices)
-
-
-@register("shape.adaptive_max_pool3d", "composite", note="separable gather + first-max select")
-def _adaptive_max_pool3d_composite(
-    x: Tensor, output_size: Tuple[int, ...], return_indices: bool
-) -> MaxOut:
-    return _max_composite(x, output_size, return_indices)
-
-
-_AOT_NOTE = "C++ scan of each bin (PyTorch's loop): values and indices"
-_AVG_NOTE = "C++ loop of PyTorch's (sum of each bin / its lengths); float16 as the composite"
 
 
 @constexpr
@@ -232,13 +209,30 @@ def _bin_ranges(length: int, out: int) -> Tensor:
     return Tensor(np.array(adaptive_bins(length, out), np.int64).T.copy())
 
 
+def _global(output_size: Tuple[int, ...]) -> Optional[str]:
+    # An output size of 1 everywhere is the migration guide's ReduceMean with keep_dims.
+    if all(o == 1 for o in output_size):
+        return "output size 1 is a ReduceMean (the composite)"
+    return None
+
+
+def _avg_kernel_supports(x: TensorSpec, output_size: Tuple[int, ...]) -> Optional[str]:
+    if x.dtype not in (ms.float32, ms.float64):
+        return f"{x.dtype_name} is not supported by the kernel (float32/float64)"
+    return _global(output_size)
+
+
+@register(
+    _AVG_OPS,
+    "aot",
+    devices=("CPU",),
+    probe=_pool_kernels.probe,
+    note="C++ loop of PyTorch's (sum of each bin / its lengths)",
+    supports=_avg_kernel_supports,
+)
 def _avg_aot(x: Tensor, output_size: Tuple[int, ...]) -> Tensor:
-    """``WindowMean`` on ``x`` as it is (float32/float64); other dtypes and output size 1
-    (the guide's ReduceMean rule) as the composite."""
+    """``WindowMean`` on ``x`` as it is."""
     n = len(output_size)
-    fast = x.dtype == ms.float32 or x.dtype == ms.float64
-    if not fast or x.size == 0 or 0 in output_size or all(o == 1 for o in output_size):
-        return _avg_composite(x, output_size)
     spatial = x.shape[x.ndim - n :]
     unit = _bin_ranges(1, 1)
     ranges = [unit] * (3 - n) + [_bin_ranges(spatial[i], output_size[i]) for i in range(n)]
@@ -247,50 +241,13 @@ def _avg_aot(x: Tensor, output_size: Tuple[int, ...]) -> Tensor:
 
 
 @register(
-    "shape.adaptive_avg_pool1d", "aot", devices=("CPU",), probe=_pool_kernels.probe, note=_AVG_NOTE
+    _MAX_OPS,
+    "aot",
+    devices=("CPU",),
+    probe=_pool_kernels.probe,
+    note="C++ scan of each bin (PyTorch's loop): values and indices",
 )
-def _adaptive_avg_pool1d_aot(x: Tensor, output_size: Tuple[int, ...]) -> Tensor:
-    return _avg_aot(x, output_size)
-
-
-@register(
-    "shape.adaptive_avg_pool2d", "aot", devices=("CPU",), probe=_pool_kernels.probe, note=_AVG_NOTE
-)
-def _adaptive_avg_pool2d_aot(x: Tensor, output_size: Tuple[int, ...]) -> Tensor:
-    return _avg_aot(x, output_size)
-
-
-@register(
-    "shape.adaptive_avg_pool3d", "aot", devices=("CPU",), probe=_pool_kernels.probe, note=_AVG_NOTE
-)
-def _adaptive_avg_pool3d_aot(x: Tensor, output_size: Tuple[int, ...]) -> Tensor:
-    return _avg_aot(x, output_size)
-
-
-@register(
-    "shape.adaptive_max_pool1d", "aot", devices=("CPU",), probe=_pool_kernels.probe, note=_AOT_NOTE
-)
-def _adaptive_max_pool1d_aot(
-    x: Tensor, output_size: Tuple[int, ...], return_indices: bool
-) -> MaxOut:
-    return _max_composite(x, output_size, return_indices, use_kernel=True)
-
-
-@register(
-    "shape.adaptive_max_pool2d", "aot", devices=("CPU",), probe=_pool_kernels.probe, note=_AOT_NOTE
-)
-def _adaptive_max_pool2d_aot(
-    x: Tensor, output_size: Tuple[int, ...], return_indices: bool
-) -> MaxOut:
-    return _max_composite(x, output_size, return_indices, use_kernel=True)
-
-
-@register(
-    "shape.adaptive_max_pool3d", "aot", devices=("CPU",), probe=_pool_kernels.probe, note=_AOT_NOTE
-)
-def _adaptive_max_pool3d_aot(
-    x: Tensor, output_size: Tuple[int, ...], return_indices: bool
-) -> MaxOut:
+def _max_aot(x: Tensor, output_size: Tuple[int, ...], return_indices: bool) -> MaxOut:
     return _max_composite(x, output_size, return_indices, use_kernel=True)
 
 
@@ -306,14 +263,23 @@ def _probe_native_avg() -> None:
         raise RuntimeError(f"ops.adaptive_avg_pool2d bins differ from PyTorch's: {got}")
 
 
+def _avg_native_supports(x: TensorSpec, output_size: Tuple[int, ...]) -> Optional[str]:
+    if len(output_size) == 3 and x.dtype == ms.float16:
+        return "float16 3-D: PyTorch sums float16 bins in float16 (the composite does)"
+    return _global(output_size)
+
+
+@register(
+    _AVG_OPS,
+    "native",
+    devices=("CPU",),
+    probe=_probe_native_avg,
+    note="ops.adaptive_avg_pool2d/3d (PyTorch's bins, measured exact on CPU)",
+    supports=_avg_native_supports,
+)
 def _avg_native(x: Tensor, output_size: Tuple[int, ...]) -> Tensor:
-    """MindSpore's AdaptiveAvgPool2D/3D kernels (PyTorch's bins, measured exact on CPU);
-    empty tensors and output size 1 (a reduction) go to the composite."""
+    """MindSpore's AdaptiveAvgPool2D/3D kernels."""
     n = len(output_size)
-    if x.size == 0 or 0 in output_size or all(o == 1 for o in output_size):
-        return _avg_composite(x, output_size)
-    if n == 3 and x.dtype == ms.float16:  # PyTorch sums float16 bins in float16
-        return _avg_composite(x, output_size)
     if n == 1:
         y = ops.adaptive_avg_pool2d(x.expand_dims(-2), (1,) + output_size)
         return y.squeeze(-2)
@@ -324,55 +290,28 @@ def _avg_native(x: Tensor, output_size: Tuple[int, ...]) -> Tensor:
     return ops.adaptive_avg_pool3d(x, output_size)
 
 
-_NATIVE_NOTE = "ops.adaptive_avg_pool{}d (exact bins on CPU; empty/size 1 to composite)"
-
-
-@register(
-    "shape.adaptive_avg_pool1d",
-    "native",
-    devices=("CPU",),
-    probe=_probe_native_avg,
-    note=_NATIVE_NOTE.format("2"),
-)
-def _adaptive_avg_pool1d_native(x: Tensor, output_size: Tuple[int, ...]) -> Tensor:
-    return _avg_native(x, output_size)
-
-
-@register(
-    "shape.adaptive_avg_pool2d",
-    "native",
-    devices=("CPU",),
-    probe=_probe_native_avg,
-    note=_NATIVE_NOTE.format("2"),
-)
-def _adaptive_avg_pool2d_native(x: Tensor, output_size: Tuple[int, ...]) -> Tensor:
-    return _avg_native(x, output_size)
-
-
-@register(
-    "shape.adaptive_avg_pool3d",
-    "native",
-    devices=("CPU",),
-    probe=_probe_native_avg,
-    note=_NATIVE_NOTE.format("3"),
-)
-def _adaptive_avg_pool3d_native(x: Tensor, output_size: Tuple[int, ...]) -> Tensor:
-    return _avg_native(x, output_size)
-
-
-# Measured in graph mode on CPU (1e6 elements, mscompat bench, one run side by side): the aot
-# kernel (PyTorch's loop, bit-identical numbers; output size 1 and float16 go to the composite)
-# ran the forward at 1.4-1.7x of PyTorch against 2.1-4.5x for the composite and the
-# forward+backward at 0.6-1.0x against 1.0-1.8x, once the kernels shared a pool of sleeping
-# threads (it had measured slower with a thread start per call). The composite (averaging
-# MatMul / ReduceMean, the guide's reduce rule) comes next, on every device: it ran the forward
-# 2x and forward+backward 4-8x faster than AdaptiveAvgPool2D/3D and their Grad kernels, which
-# stay available (use_backend / MSCOMPAT_BACKEND).
-for _d in (1, 2, 3):
-    set_order(f"shape.adaptive_avg_pool{_d}d", ("aot", "composite", "native"))
+# The aot kernel first (PyTorch's loop, bit-identical), then the composite, on every device;
+# MindSpore's AdaptiveAvgPool2D/3D kernels and their Grad kernels ran slower than the composite
+# in graph mode (docs/benchmarks) and stay selectable (use_backend / MSCOMPAT_BACKEND).
+set_order(_AVG_OPS, ("aot", "composite", "native"))
 
 
 # ----------------------------------------------------------------------------- front doors
+
+
+def _avg(op: str, x: Tensor, out: Tuple[int, ...]) -> Tensor:
+    if x.size == 0 or 0 in out:  # answered here: no backend sees an empty tensor
+        return empty_like_output(x, len(out), out)[0]
+    return call(op, x, out)
+
+
+def _max(op: str, x: Tensor, out: Tuple[int, ...], return_indices: bool) -> MaxOut:
+    if x.size == 0 or 0 in out:
+        values, indices = empty_like_output(x, len(out), out)
+        if return_indices:
+            return values, indices
+        return values
+    return call(op, x, out, return_indices)
 
 
 def _check_return_indices(return_indices: Any, fn: str) -> None:
@@ -408,7 +347,7 @@ def adaptive_avg_pool1d(input: Tensor, output_size: OutputSize) -> Tensor:
     """
     x = check_pool_input(input, 1, "adaptive_avg_pool1d")
     out = adaptive_output_size(output_size, x.shape[-1:], "adaptive_avg_pool1d")
-    return dispatch("shape.adaptive_avg_pool1d")(x, out)
+    return _avg("shape.adaptive_avg_pool1d", x, out)
 
 
 def adaptive_avg_pool2d(input: Tensor, output_size: OutputSize) -> Tensor:
@@ -441,7 +380,7 @@ def adaptive_avg_pool2d(input: Tensor, output_size: OutputSize) -> Tensor:
     """
     x = check_pool_input(input, 2, "adaptive_avg_pool2d")
     out = adaptive_output_size(output_size, x.shape[-2:], "adaptive_avg_pool2d")
-    return dispatch("shape.adaptive_avg_pool2d")(x, out)
+    return _avg("shape.adaptive_avg_pool2d", x, out)
 
 
 def adaptive_avg_pool3d(input: Tensor, output_size: OutputSize) -> Tensor:
@@ -470,7 +409,7 @@ def adaptive_avg_pool3d(input: Tensor, output_size: OutputSize) -> Tensor:
     """
     x = check_pool_input(input, 3, "adaptive_avg_pool3d")
     out = adaptive_output_size(output_size, x.shape[-3:], "adaptive_avg_pool3d")
-    return dispatch("shape.adaptive_avg_pool3d")(x, out)
+    return _avg("shape.adaptive_avg_pool3d", x, out)
 
 
 def adaptive_max_pool1d(
@@ -510,7 +449,7 @@ def adaptive_max_pool1d(
     x = check_pool_input(input, 1, "adaptive_max_pool1d")
     out = adaptive_output_size(output_size, x.shape[-1:], "adaptive_max_pool1d")
     _check_return_indices(return_indices, "adaptive_max_pool1d")
-    return dispatch("shape.adaptive_max_pool1d")(x, out, return_indices)
+    return _max("shape.adaptive_max_pool1d", x, out, return_indices)
 
 
 def adaptive_max_pool2d(
@@ -553,7 +492,7 @@ def adaptive_max_pool2d(
     x = check_pool_input(input, 2, "adaptive_max_pool2d")
     out = adaptive_output_size(output_size, x.shape[-2:], "adaptive_max_pool2d")
     _check_return_indices(return_indices, "adaptive_max_pool2d")
-    return dispatch("shape.adaptive_max_pool2d")(x, out, return_indices)
+    return _max("shape.adaptive_max_pool2d", x, out, return_indices)
 
 
 def adaptive_max_pool3d(
@@ -589,7 +528,7 @@ def adaptive_max_pool3d(
     x = check_pool_input(input, 3, "adaptive_max_pool3d")
     out = adaptive_output_size(output_size, x.shape[-3:], "adaptive_max_pool3d")
     _check_return_indices(return_indices, "adaptive_max_pool3d")
-    return dispatch("shape.adaptive_max_pool3d")(x, out, return_indices)
+    return _max("shape.adaptive_max_pool3d", x, out, return_indices)
 
 
 # ----------------------------------------------------------------------------- Cells

@@ -15,7 +15,7 @@ strides that do not divide the input ("StridedSliceGrad ... out of bounds").
 
 from __future__ import annotations
 
-from typing import Any, Sequence, Tuple, Union
+from typing import Any, Optional, Sequence, Tuple, Union
 
 import mindspore as ms
 import numpy as np
@@ -24,7 +24,7 @@ from mindspore.ops import constexpr
 
 from mscompat._checks import check_tensor, is_int
 from mscompat.custom_ops import fold as _fold_kernels
-from mscompat.custom_ops.registry import device_target, dispatch, register
+from mscompat.custom_ops.registry import TensorSpec, call, device_target, register
 from mscompat.shape._pooling import shape_carrier
 
 __all__ = ["Fold", "Unfold", "fold", "unfold"]
@@ -232,7 +232,7 @@ def unfold(
     if x.shape[0] == 0:
         out = ops.zeros((0, x.shape[1] * k[0] * k[1], blocks[0] * blocks[1]), x.dtype)
     else:
-        out = dispatch("shape.unfold")(x, k, d, p, s, blocks)
+        out = call("shape.unfold", x, k, d, p, s, blocks)
     return out if batched else out.squeeze(0)
 
 
@@ -279,11 +279,19 @@ def _fold_composite(
     return total[:, :, p[0] : p[0] + size[0], p[1] : p[1] + size[1]]
 
 
+def _float_sums(x: TensorSpec, *_: Any) -> Optional[str]:
+    # col2im sums overlapping blocks; integer and bool sums stay in the composite's dtype.
+    if x.dtype in (ms.float16, ms.float32, ms.float64):
+        return None
+    return f"{x.dtype_name} sums are not supported by the kernel (floating dtypes)"
+
+
 @register(
     "shape.fold",
     "aot",
     devices=("CPU",),
     probe=_fold_kernels.probe,
+    supports=_float_sums,
     note="C++ col2im in PyTorch's order (float16: each addition rounded to float16); "
     "gradient: C++ im2col",
 )
@@ -296,8 +304,6 @@ def _fold_aot(
     s: Tuple[int, int],
     blocks: Tuple[int, int],
 ) -> Tensor:
-    if x.dtype not in (ms.float16, ms.float32, ms.float64):  # sums of integers or bools
-        return _fold_composite(x, size, k, d, p, s, blocks)
     half = x.dtype == ms.float16
     geom = _kernel_geom(k, d, p, s, half)
     cols = shape_carrier((k[0] * k[1], blocks[0] * blocks[1]))
@@ -315,7 +321,13 @@ def _probe_col2im() -> None:
         raise RuntimeError(f"ops.fold gave an unexpected result of shape {got.shape}")
 
 
-@register("shape.fold", "native", probe=_probe_col2im, note="ops.fold (Col2Im kernel)")
+@register(
+    "shape.fold",
+    "native",
+    probe=_probe_col2im,
+    note="ops.fold (Col2Im kernel)",
+    supports=_float_sums,
+)
 def _fold_native(
     x: Tensor,
     size: Tuple[int, int],
@@ -404,10 +416,8 @@ def fold(
     c = x.shape[1] // (k[0] * k[1])
     if x.shape[0] == 0:
         out = ops.zeros((0, c) + size, x.dtype)
-    elif x.dtype in (ms.float16, ms.float32, ms.float64):
-        out = dispatch("shape.fold")(x, size, k, d, p, s, blocks)
     else:
-        out = _fold_composite(x, size, k, d, p, s, blocks)
+        out = call("shape.fold", x, size, k, d, p, s, blocks)
     return out if batched else out.squeeze(0)
 
 

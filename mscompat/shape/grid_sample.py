@@ -14,7 +14,7 @@ float16 at once.
 from __future__ import annotations
 
 import warnings
-from typing import Callable, List, Optional, Tuple
+from typing import Any, Callable, List, Optional, Tuple
 
 import mindspore as ms
 import numpy as np
@@ -23,7 +23,7 @@ from mindspore.ops import constexpr
 
 from mscompat._checks import check_float_tensor
 from mscompat.custom_ops import grid_sample as _grid_kernels
-from mscompat.custom_ops.registry import available, device_target, dispatch, register
+from mscompat.custom_ops.registry import TensorSpec, call, device_target, register
 
 __all__ = ["grid_sample"]
 
@@ -501,19 +501,28 @@ def _probe_native() -> None:
         raise RuntimeError(f"ops.grid_sample gave {got.reshape(-1)}")
 
 
+def _native_supports(input: TensorSpec, grid: TensorSpec, mode: str, *_: Any) -> Optional[str]:
+    # Measured on CPU, MindSpore 2.10: its nearest mode rounds halves away from zero (PyTorch:
+    # to even), its 4-D float64 kernel computes in float32, its float16 results are not
+    # PyTorch's, and it has no bicubic mode.
+    if mode != "bilinear":
+        return f"mode={mode!r}: MindSpore's kernel differs from PyTorch's (bilinear only)"
+    if input.dtype == ms.float32 or (input.dtype == ms.float64 and input.ndim == 5):
+        return None
+    return f"{input.dtype_name} {input.ndim}-D: MindSpore's kernel differs from PyTorch's"
+
+
 @register(
     "shape.grid_sample",
     "native",
     probe=_probe_native,
-    note="ops.grid_sample (GridSampler2D/3D) for mode='bilinear' in float32, and float64 5-D; "
-    "other calls go to the composite",
+    note="ops.grid_sample (GridSampler2D/3D)",
+    supports=_native_supports,
 )
 def _grid_sample_native(
     input: Tensor, grid: Tensor, mode: str, padding_mode: str, align_corners: bool
 ) -> Tensor:
-    if _native_matches(input, mode):
-        return ops.grid_sample(input, grid, mode, padding_mode, align_corners)
-    return _grid_sample_composite(input, grid, mode, padding_mode, align_corners)
+    return ops.grid_sample(input, grid, mode, padding_mode, align_corners)
 
 
 @constexpr
@@ -521,10 +530,12 @@ def _options(mode: str, padding_mode: str, align_corners: bool) -> Tensor:
     return Tensor(_grid_kernels.options(mode, padding_mode, align_corners))
 
 
-@constexpr
-def _native_usable() -> bool:
-    """Whether the native backend passed its probe (the registry's cached result)."""
-    return available("shape.grid_sample", "native")[0]
+def _kernel_supports(input: TensorSpec, *_: Any) -> Optional[str]:
+    if input.ndim == 4 and input.dtype in (ms.float32, ms.float64):
+        return None
+    if input.ndim == 5 and input.dtype == ms.float16:
+        return None
+    return f"{input.dtype_name} {input.ndim}-D is not supported by the kernels"
 
 
 @register(
@@ -533,31 +544,16 @@ def _native_usable() -> bool:
     devices=("CPU",),
     probe=_grid_kernels.probe,
     note="4-D float32/float64: C++ port of PyTorch's CPU kernel (its arithmetic, forward and "
-    "backward); 5-D float16: the composite forward with PyTorch's float16 backward in C++; "
-    "other 5-D and float16 as the native backend",
+    "backward); 5-D float16: the composite forward with PyTorch's float16 backward in C++",
+    supports=_kernel_supports,
 )
 def _grid_sample_aot(
     input: Tensor, grid: Tensor, mode: str, padding_mode: str, align_corners: bool
 ) -> Tensor:
-    if input.ndim == 4 and (input.dtype == ms.float32 or input.dtype == ms.float64):
+    if input.ndim == 4:
         op = _grid_kernels.KERNELS[device_target()]["GridSample2d"]
         return op(input, grid, _options(mode, padding_mode, align_corners))
-    if input.ndim == 5 and input.dtype == ms.float16:
-        return _HALF_3D["kernel"][mode][padding_mode][align_corners](input, grid)
-    if _native_usable():
-        return _grid_sample_native(input, grid, mode, padding_mode, align_corners)
-    return _grid_sample_composite(input, grid, mode, padding_mode, align_corners)
-
-
-def _native_matches(input: Tensor, mode: str) -> bool:
-    """Cases where MindSpore's kernel gives PyTorch's numbers (measured on CPU, MindSpore 2.10).
-
-    Its nearest mode rounds halves away from zero (PyTorch: to even), its 4-D float64 kernel
-    computes in float32, its float16 results are not PyTorch's, and it has no bicubic mode.
-    """
-    if mode != "bilinear":
-        return False
-    return input.dtype == ms.float32 or (input.dtype == ms.float64 and input.ndim == 5)
+    return _HALF_3D["kernel"][mode][padding_mode][align_corners](input, grid)
 
 
 def _warn_align_corners() -> None:
@@ -675,7 +671,7 @@ def grid_sample(
         out_shape = (input.shape[0], input.shape[1]) + tuple(grid.shape[1:4])
     if 0 in out_shape:
         return ops.zeros(out_shape, input.dtype)
-    return dispatch("shape.grid_sample")(input, grid, mode, padding_mode, align_corners)
+    return call("shape.grid_sample", input, grid, mode, padding_mode, align_corners)
 
 
 def _check_grid(input: Tensor, grid: Tensor, mode: str) -> Tensor:

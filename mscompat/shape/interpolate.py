@@ -38,7 +38,7 @@ from mscompat._checks import check_float_tensor, check_tensor, is_int
 from mscompat.custom_ops import cubic as _cubic_kernels
 from mscompat.custom_ops import linear as _linear_kernels
 from mscompat.custom_ops import nearest as _nearest_kernels
-from mscompat.custom_ops.registry import available, device_target, dispatch, register
+from mscompat.custom_ops.registry import TensorSpec, call, device_target, register
 from mscompat.shape.adaptive_pool import _avg_composite as adaptive_avg_composite
 
 __all__ = [
@@ -597,12 +597,28 @@ def _probe_native() -> None:
         raise RuntimeError(f"ops.interpolate(bilinear) gives {got[0, 0, 1]}, PyTorch {expected}")
 
 
+def _native_supports(
+    x: TensorSpec,
+    out_sizes: Tuple[int, ...],
+    scales: Tuple[Optional[float], ...],
+    mode: str,
+    corners: bool,
+    antialias: bool,
+) -> Optional[str]:
+    if _native_ok(x.shape, x.dtype_name, out_sizes, scales, mode, corners, antialias):
+        return None
+    return (
+        "ops.interpolate differs from PyTorch here (exact only for float32 linear modes "
+        "with a size-derived scale)"
+    )
+
+
 @register(
     "shape.interpolate",
     "native",
     probe=_probe_native,
-    note="ops.interpolate for float32 linear/bilinear/trilinear with a size-derived scale; "
-    "other calls go to the composite",
+    note="ops.interpolate (float32 linear/bilinear/trilinear with a size-derived scale)",
+    supports=_native_supports,
 )
 def _interpolate_native(
     x: Tensor,
@@ -612,9 +628,7 @@ def _interpolate_native(
     corners: bool,
     antialias: bool,
 ) -> Tensor:
-    if _native_ok(x.shape, _dtype_name(x.dtype), out_sizes, scales, mode, corners, antialias):
-        return ops.interpolate(x, size=out_sizes, mode=mode, align_corners=corners)
-    return _interpolate_composite(x, out_sizes, scales, mode, corners, antialias)
+    return ops.interpolate(x, size=out_sizes, mode=mode, align_corners=corners)
 
 
 # ----------------------------------------------------------------------------- aot kernel
@@ -687,12 +701,6 @@ def _half_weights(dtype_name: str) -> Tensor:
     return Tensor(np.array([int(dtype_name == "float16")], np.int64))
 
 
-@constexpr
-def _native_usable() -> bool:
-    """Whether the native backend passed its probe (the registry's cached result)."""
-    return available("shape.interpolate", "native")[0]
-
-
 def _probe_aot() -> None:
     """The three kernel libraries load and pass their self-checks."""
     _nearest_kernels.probe()
@@ -734,6 +742,28 @@ def _cubic_aot(
     return y.astype(ms.float16) if half else y
 
 
+def _kernel_supports(
+    x: TensorSpec,
+    out_sizes: Tuple[int, ...],
+    scales: Tuple[Optional[float], ...],
+    mode: str,
+    corners: bool,
+    antialias: bool,
+) -> Optional[str]:
+    if antialias:
+        return "antialias is not supported by the kernels"
+    if mode == "area":
+        return "mode='area' is not supported by the kernels (adaptive average pooling)"
+    if mode not in ("nearest", "nearest-exact") and x.dtype_name not in _FLOAT_NAMES:
+        return f"{x.dtype_name} is not supported by the {mode} kernel"
+    if 0 in out_sizes:
+        return "an empty output is not supported by the kernels"
+    return None
+
+
+_FLOAT_NAMES = ("float16", "float32", "float64")
+
+
 @register(
     "shape.interpolate",
     "aot",
@@ -741,7 +771,8 @@ def _cubic_aot(
     probe=_probe_aot,
     note="nearest/nearest-exact: C++ copy with PyTorch's index tables (scatter-add backward); "
     "linear/bilinear/trilinear and bicubic (float16/32/64): C++ with PyTorch's tables, "
-    "arithmetic and backward loop; other modes as the native backend",
+    "arithmetic and backward loop",
+    supports=_kernel_supports,
 )
 def _interpolate_aot(
     x: Tensor,
@@ -751,16 +782,10 @@ def _interpolate_aot(
     corners: bool,
     antialias: bool,
 ) -> Tensor:
-    linear = mode in _MODE_DIMS and mode != "bicubic" and not antialias
-    if linear and x.size != 0 and x.dtype in (ms.float16, ms.float32, ms.float64):
-        return _linear_aot(x, out_sizes, scales, corners)
-    cubic = mode == "bicubic" and not antialias and x.size != 0 and 0 not in out_sizes
-    if cubic and x.dtype in (ms.float16, ms.float32, ms.float64):
+    if mode == "bicubic":
         return _cubic_aot(x, out_sizes, scales, corners)
-    if mode not in ("nearest", "nearest-exact") or x.size == 0 or 0 in out_sizes:
-        if _native_usable():
-            return _interpolate_native(x, out_sizes, scales, mode, corners, antialias)
-        return _interpolate_composite(x, out_sizes, scales, mode, corners, antialias)
+    if mode in _MODE_DIMS:
+        return _linear_aot(x, out_sizes, scales, corners)
     dim = len(out_sizes)
     exact = mode == "nearest-exact"
     special = dim == 2
@@ -882,7 +907,7 @@ def interpolate(
     )
     if input.size == 0:
         return ops.zeros(input.shape[:2] + out_sizes, input.dtype)
-    return dispatch("shape.interpolate")(input, out_sizes, scales, mode, corners, antialias)
+    return call("shape.interpolate", input, out_sizes, scales, mode, corners, antialias)
 
 
 def upsample(

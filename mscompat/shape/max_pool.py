@@ -30,7 +30,7 @@ from mindspore import Tensor, nn, ops
 
 from mscompat._checks import check_tensor, is_float_dtype
 from mscompat.custom_ops import pool as _pool_kernels
-from mscompat.custom_ops.registry import device_target, dispatch, register
+from mscompat.custom_ops.registry import call, device_target, register
 from mscompat.shape._pooling import (
     check_pool_input,
     empty_like_output,
@@ -171,24 +171,19 @@ def _max_pool_composite(
     return values
 
 
-@register("shape.max_pool1d", "composite", note="window gather + first-max select")
-def _max_pool1d_composite(*args: Any) -> MaxOut:
-    return _max_pool_composite(*args)
+_POOL_OPS = tuple(f"shape.max_pool{d}d" for d in (1, 2, 3))
+_UNPOOL_OPS = tuple(f"shape.max_unpool{d}d" for d in (1, 2, 3))
+
+register(_POOL_OPS, "composite", note="separable gather + first-max select")(_max_pool_composite)
 
 
-@register("shape.max_pool2d", "composite", note="separable gather + first-max select")
-def _max_pool2d_composite(*args: Any) -> MaxOut:
-    return _max_pool_composite(*args)
-
-
-@register("shape.max_pool3d", "composite", note="separable gather + first-max select")
-def _max_pool3d_composite(*args: Any) -> MaxOut:
-    return _max_pool_composite(*args)
-
-
-_AOT_NOTE = "C++ scan of each window (PyTorch's loop): values and indices"
-
-
+@register(
+    _POOL_OPS,
+    "aot",
+    devices=("CPU",),
+    probe=_pool_kernels.probe,
+    note="C++ scan of each window (PyTorch's loop): values and indices",
+)
 def _max_pool_aot(
     x: Tensor,
     kernel: Tuple[int, ...],
@@ -201,21 +196,6 @@ def _max_pool_aot(
     return _max_pool_composite(
         x, kernel, stride, padding, dilation, ceil_mode, return_indices, use_kernel=True
     )
-
-
-@register("shape.max_pool1d", "aot", devices=("CPU",), probe=_pool_kernels.probe, note=_AOT_NOTE)
-def _max_pool1d_aot(x: Tensor, *params: Any) -> MaxOut:
-    return _max_pool_aot(x, *params)
-
-
-@register("shape.max_pool2d", "aot", devices=("CPU",), probe=_pool_kernels.probe, note=_AOT_NOTE)
-def _max_pool2d_aot(x: Tensor, *params: Any) -> MaxOut:
-    return _max_pool_aot(x, *params)
-
-
-@register("shape.max_pool3d", "aot", devices=("CPU",), probe=_pool_kernels.probe, note=_AOT_NOTE)
-def _max_pool3d_aot(x: Tensor, *params: Any) -> MaxOut:
-    return _max_pool_aot(x, *params)
 
 
 def _max_unpool_composite(x: Tensor, indices: Tensor, out: Tuple[int, ...]) -> Tensor:
@@ -236,50 +216,40 @@ def _max_unpool_composite(x: Tensor, indices: Tensor, out: Tuple[int, ...]) -> T
     return result.reshape(shape)
 
 
-@register("shape.max_unpool1d", "composite", note="tensor_scatter_elements per plane")
-def _max_unpool1d_composite(x: Tensor, indices: Tensor, out: Tuple[int, ...]) -> Tensor:
-    return _max_unpool_composite(x, indices, out)
+register(_UNPOOL_OPS, "composite", note="tensor_scatter_elements per plane")(_max_unpool_composite)
 
 
-@register("shape.max_unpool2d", "composite", note="tensor_scatter_elements per plane")
-def _max_unpool2d_composite(x: Tensor, indices: Tensor, out: Tuple[int, ...]) -> Tensor:
-    return _max_unpool_composite(x, indices, out)
-
-
-@register("shape.max_unpool3d", "composite", note="tensor_scatter_elements per plane")
-def _max_unpool3d_composite(x: Tensor, indices: Tensor, out: Tuple[int, ...]) -> Tensor:
-    return _max_unpool_composite(x, indices, out)
-
-
+@register(
+    _UNPOOL_OPS,
+    "aot",
+    devices=("CPU",),
+    probe=_pool_kernels.probe,
+    note="C++ loop of PyTorch's unpooling (later duplicate wins) + gather backward",
+)
 def _max_unpool_aot(x: Tensor, indices: Tensor, out: Tuple[int, ...]) -> Tensor:
     """PyTorch's unpooling loop in C++ (``ScatterPlanes``); its bprop gathers the gradient."""
-    n = len(out)
-    if x.size == 0:
-        return ops.zeros(x.shape[: x.ndim - n] + out, x.dtype)
     op = _pool_kernels.KERNELS[device_target()]["ScatterPlanes"]
     return op(x, indices, shape_carrier(out))  # only its shape is read: the output plane's
 
 
-_CPU = ("CPU",)
-_UNPOOL_NOTE = "C++ loop of PyTorch's unpooling (later duplicate wins) + gather backward"
-
-
-@register("shape.max_unpool1d", "aot", devices=_CPU, probe=_pool_kernels.probe, note=_UNPOOL_NOTE)
-def _max_unpool1d_aot(x: Tensor, indices: Tensor, out: Tuple[int, ...]) -> Tensor:
-    return _max_unpool_aot(x, indices, out)
-
-
-@register("shape.max_unpool2d", "aot", devices=_CPU, probe=_pool_kernels.probe, note=_UNPOOL_NOTE)
-def _max_unpool2d_aot(x: Tensor, indices: Tensor, out: Tuple[int, ...]) -> Tensor:
-    return _max_unpool_aot(x, indices, out)
-
-
-@register("shape.max_unpool3d", "aot", devices=_CPU, probe=_pool_kernels.probe, note=_UNPOOL_NOTE)
-def _max_unpool3d_aot(x: Tensor, indices: Tensor, out: Tuple[int, ...]) -> Tensor:
-    return _max_unpool_aot(x, indices, out)
-
-
 # ----------------------------------------------------------------------------- front doors
+
+
+def _pool(
+    op: str, x: Tensor, params: Tuple[Any, ...], out: Tuple[int, ...], ceil: bool, ret: bool
+) -> MaxOut:
+    if x.size == 0:  # answered here: no backend sees an empty tensor
+        values, indices = empty_like_output(x, len(out), out)
+        if ret:
+            return values, indices
+        return values
+    return call(op, x, *params, ceil, ret)
+
+
+def _unpool(op: str, x: Tensor, idx: Tensor, out: Tuple[int, ...]) -> Tensor:
+    if x.size == 0:
+        return ops.zeros(x.shape[: x.ndim - len(out)] + out, x.dtype)
+    return call(op, x, idx, out)
 
 
 def max_pool1d(
@@ -331,10 +301,10 @@ def max_pool1d(
         [[[1, 2, 4]]])
     """
     x = check_pool_input(input, 1, "max_pool1d", allow_int=True)
-    params, _ = _pool_params(
+    params, out = _pool_params(
         x, 1, kernel_size, stride, padding, dilation, ceil_mode, return_indices, "max_pool1d"
     )
-    return dispatch("shape.max_pool1d")(x, *params, ceil_mode, return_indices)
+    return _pool("shape.max_pool1d", x, params, out, ceil_mode, return_indices)
 
 
 def max_pool2d(
@@ -385,10 +355,10 @@ def max_pool2d(
           [7, 7]]])
     """
     x = check_pool_input(input, 2, "max_pool2d", allow_int=True)
-    params, _ = _pool_params(
+    params, out = _pool_params(
         x, 2, kernel_size, stride, padding, dilation, ceil_mode, return_indices, "max_pool2d"
     )
-    return dispatch("shape.max_pool2d")(x, *params, ceil_mode, return_indices)
+    return _pool("shape.max_pool2d", x, params, out, ceil_mode, return_indices)
 
 
 def max_pool3d(
@@ -432,10 +402,10 @@ def max_pool3d(
         (8.0, 4)
     """
     x = check_pool_input(input, 3, "max_pool3d", allow_int=True)
-    params, _ = _pool_params(
+    params, out = _pool_params(
         x, 3, kernel_size, stride, padding, dilation, ceil_mode, return_indices, "max_pool3d"
     )
-    return dispatch("shape.max_pool3d")(x, *params, ceil_mode, return_indices)
+    return _pool("shape.max_pool3d", x, params, out, ceil_mode, return_indices)
 
 
 def _unpool_args(
@@ -538,7 +508,7 @@ def max_unpool1d(
     x, idx, out = _unpool_args(
         input, indices, 1, kernel_size, stride, padding, output_size, "max_unpool1d"
     )
-    return dispatch("shape.max_unpool1d")(x, idx, out)
+    return _unpool("shape.max_unpool1d", x, idx, out)
 
 
 def max_unpool2d(
@@ -584,7 +554,7 @@ def max_unpool2d(
     x, idx, out = _unpool_args(
         input, indices, 2, kernel_size, stride, padding, output_size, "max_unpool2d"
     )
-    return dispatch("shape.max_unpool2d")(x, idx, out)
+    return _unpool("shape.max_unpool2d", x, idx, out)
 
 
 def max_unpool3d(
@@ -630,7 +600,7 @@ def max_unpool3d(
     x, idx, out = _unpool_args(
         input, indices, 3, kernel_size, stride, padding, output_size, "max_unpool3d"
     )
-    return dispatch("shape.max_unpool3d")(x, idx, out)
+    return _unpool("shape.max_unpool3d", x, idx, out)
 
 
 # ----------------------------------------------------------------------------- Cells

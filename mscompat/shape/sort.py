@@ -32,7 +32,7 @@ from mindspore import Tensor, ops
 from mscompat._checks import check_bool, check_int, check_tensor, wrap_dim
 from mscompat.custom_ops import sort as _sort_kernels
 from mscompat.custom_ops.aot import kernel_dtype
-from mscompat.custom_ops.registry import device_target, dispatch, register
+from mscompat.custom_ops.registry import call, device_target, register
 
 __all__ = ["argsort", "kthvalue", "median", "mode", "msort", "sort", "topk"]
 
@@ -260,7 +260,7 @@ def _take_along_aot(x: Tensor, axis: int, idx: Tensor) -> Tensor:
 
 def _take_along(x: Tensor, axis: int, idx: Tensor) -> Tensor:
     """``x`` at the int64 positions ``idx`` along ``axis`` (distinct within a row)."""
-    return dispatch("shape.take_along")(x, axis, _int64(idx))
+    return call("shape.take_along", x, axis, _int64(idx))
 
 
 # kthvalue / median / mode primitives: positions with size 1 along ``axis`` (keepdims).
@@ -429,7 +429,7 @@ def sort(
     if x.size == 0:
         return x, _zeros(x.shape, ms.int64)
     key = _key(x)
-    idx = ops.stop_gradient(dispatch("shape.sort")(key, axis, descending, stable))
+    idx = ops.stop_gradient(call("shape.sort", key, axis, descending, stable))
     values = _take_along(key, axis, idx)
     return values.astype(ms.bool_) if x.dtype == ms.bool_ else values, _int64(idx)
 
@@ -526,7 +526,7 @@ def topk(
     shape = x.shape[:axis] + (k,) + x.shape[axis + 1 :]
     if k == 0 or x.size == 0:
         return _zeros(shape, x.dtype), _zeros(shape, ms.int64)
-    idx = _int64(ops.stop_gradient(dispatch("shape.topk")(x, k, axis, largest, sorted)))
+    idx = _int64(ops.stop_gradient(call("shape.topk", x, k, axis, largest, sorted)))
     return _take_along(x, axis, idx), idx
 
 
@@ -573,7 +573,7 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Tup
     if x.size == 0:
         shape = _reduced_shape(x.shape, axis, keepdim)
         return _zeros(shape, x.dtype), _zeros(shape, ms.int64)
-    return _select(x, dispatch("shape.kthvalue")(x, k, axis), axis, keepdim)
+    return _select(x, call("shape.kthvalue", x, k, axis), axis, keepdim)
 
 
 def _evenly_distributed(x: Tensor, value: Tensor) -> Tensor:
@@ -652,7 +652,7 @@ def median(
     if x.size == 0:
         shape = _reduced_shape(x.shape, axis, keepdim)
         return _zeros(shape, x.dtype), _zeros(shape, ms.int64)
-    return _select(x, dispatch("shape.median")(x, axis), axis, keepdim)
+    return _select(x, call("shape.median", x, axis), axis, keepdim)
 
 
 def _global_median(x: Tensor) -> Tensor:
@@ -662,7 +662,7 @@ def _global_median(x: Tensor) -> Tensor:
             raise ValueError(f"median() of an empty {x.dtype} tensor is undefined (no NaN)")
         return ops.full_like(ops.zeros((), x.dtype), float("nan"))
     flat = x.reshape((n,))
-    idx = ops.stop_gradient(dispatch("shape.median")(flat, 0))
+    idx = ops.stop_gradient(call("shape.median", flat, 0))
     value = ops.gather_elements(flat, 0, idx).reshape(())
     if x.dtype in _FLOATS:
         nan = ops.full_like(value, float("nan"))
@@ -716,5 +716,5 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> Tuple[Tensor, T
         shape = _reduced_shape(x.shape, axis, keepdim)
         return _zeros(shape, x.dtype), _zeros(shape, ms.int64)
     key = _key(x)
-    values, idx = _select(key, dispatch("shape.mode")(key, axis), axis, keepdim)
+    values, idx = _select(key, call("shape.mode", key, axis), axis, keepdim)
     return values.astype(ms.bool_) if x.dtype == ms.bool_ else values, idx

@@ -23,7 +23,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequ
 
 import numpy as np
 
-from mscompat.custom_ops.registry import dispatch
+from mscompat.custom_ops.registry import call
 from mscompat.shape import grid_sample, interpolate
 from mscompat.testing.parity import ParityReport, assert_parity
 
@@ -140,9 +140,8 @@ def upsample_bilinear2d_aa(
             antialias=True,
         )
     sizes = (int(output_size[0]), int(output_size[1]))
-    return dispatch("shape.interpolate")(
-        input, sizes, (scales_h, scales_w), "bilinear", bool(align_corners), True
-    )
+    scales = (scales_h, scales_w)
+    return call("shape.interpolate", input, sizes, scales, "bilinear", bool(align_corners), True)
 
 
 @dataclass
