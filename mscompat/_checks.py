@@ -11,26 +11,36 @@ inference of later ops, so MindSpore's own error would be raised instead of ours
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Tuple
 
 import mindspore as ms
 import numpy as np
 from mindspore import Tensor
+from mindspore.ops import constexpr
 
 __all__ = [
+    "MAX_ELEMENTS",
     "REDUCTIONS",
     "check_bool",
+    "check_finite_number",
     "check_int",
     "check_float_tensor",
+    "check_numel",
     "check_reduction",
     "check_same_shape",
     "check_tensor",
     "is_float_dtype",
     "is_int",
+    "numel",
     "wrap_dim",
 ]
 
 REDUCTIONS = ("none", "mean", "sum")
+
+#: The most elements an output (or a table built to compute it) may have. A call asking for more
+#: is refused before anything is allocated (a typo such as ``size=10**9`` would otherwise run
+#: for half a minute and end in an empty ``MemoryError``).
+MAX_ELEMENTS = 2**31
 
 
 def is_float_dtype(dtype: Any) -> bool:
@@ -99,3 +109,52 @@ def wrap_dim(dim: Any, n: int, ndim: int, name: str = "dim") -> int:
             f"{name} must be in the range [{-n}, {n - 1}] for a {ndim}-D input, but got {dim}"
         )
     return dim % n
+
+
+def numel(shape: Any) -> int:
+    """The number of elements of ``shape`` (a Python int: no overflow)."""
+    n = 1
+    for s in shape:
+        n *= int(s)
+    return n
+
+
+@constexpr
+def _over_limit(shape: Tuple[int, ...]) -> str:
+    """Empty if ``shape`` has at most :data:`MAX_ELEMENTS` elements, else the shape and count.
+
+    A compile-time constant: in graph mode, products of Python ints are int64 graph scalars
+    and would overflow before the comparison."""
+    n = numel(shape)
+    if n <= MAX_ELEMENTS:
+        return ""
+    return f"{tuple(int(s) for s in shape)} ({n} elements)"
+
+
+def check_numel(shape: Any, fn: str, what: str = "the output", **args: Any) -> None:
+    """Raise ``ValueError`` if ``shape`` has more than :data:`MAX_ELEMENTS` elements; the
+    message names ``args`` (the arguments that set the size) with their values. ``shape`` may
+    hold factors of a dim rather than the dim (``(N, C, kh, kw, L)``): only the product counts.
+    """
+    over = _over_limit(tuple(shape))
+    if over:
+        given = ", ".join(f"{k}={v!r}" for k, v in args.items())
+        raise ValueError(
+            f"{fn}(): {given} gives {what} of shape {over}, more than the limit of 2**31 elements"
+        )
+
+
+def check_finite_number(value: Any, name: str, shown: Any = None) -> float:
+    """Return ``value`` as a float; ``TypeError`` unless a real number (not a bool),
+    ``ValueError`` if it is NaN or infinite. ``shown`` is what the message shows as the value
+    (default ``value``: pass the whole argument when ``value`` is one of its elements)."""
+    shown = value if shown is None else shown
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a number, but got {name}={shown!r}")
+    try:
+        number = float(value)
+    except OverflowError:  # an int beyond float range
+        number = float("inf")
+    if not np.isfinite(number):
+        raise ValueError(f"{name} must be finite, but got {name}={shown!r}")
+    return number

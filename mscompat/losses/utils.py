@@ -23,10 +23,33 @@ AvgFactor = Union[float, int, Tensor, None]
 _AVG_EPS = 1.1920928955078125e-07
 
 
+_FLOATS = (ms.float16, ms.float32, ms.float64)
+_SIGNED = (ms.int8, ms.int16, ms.int32, ms.int64)
+
+
+def _kind(dtype: Any) -> int:
+    """0 bool, 1 integer, 2 floating: PyTorch's promotion categories."""
+    if dtype == ms.bool_:
+        return 0
+    return 2 if dtype in _FLOATS else 1
+
+
 def _promote(a: Any, b: Any) -> Any:
-    """PyTorch's result dtype for ``a_tensor * b_tensor`` when ``a`` is floating."""
-    if b == ms.float64 or (b == ms.float32 and a == ms.float16):
-        return b
+    """PyTorch's result dtype for ``a_tensor * b_tensor`` (``torch.result_type``): the higher
+    category (bool < integer < floating) wins; within one, the wider dtype (uint8 with a signed
+    8-bit integer: int16)."""
+    ka, kb = _kind(a), _kind(b)
+    if ka != kb:
+        return a if ka > kb else b
+    if ka == 2:
+        if b == ms.float64 or (b == ms.float32 and a == ms.float16):
+            return b
+        return a
+    if ka == 1:
+        if ms.uint8 in (a, b) and a != b:
+            other = b if a == ms.uint8 else a
+            return ms.int16 if other == ms.int8 else other
+        return a if _SIGNED.index(a) >= _SIGNED.index(b) else b
     return a
 
 
@@ -42,7 +65,10 @@ def scalar_like(value: float, x: Tensor) -> Any:
 
 
 def _sum(x: Tensor) -> Tensor:
-    """Sum of all elements; 0 for an empty tensor; float16 accumulated in float32."""
+    """Sum of all elements; 0 for an empty tensor; float16 accumulated in float32; integers and
+    bools summed in int64 (as PyTorch)."""
+    if not is_float_dtype(x.dtype):
+        x = x.astype(ms.int64)
     if x.size == 0:
         return ops.zeros((), x.dtype)
     if x.dtype == ms.float16:
@@ -62,6 +88,8 @@ def _mean(x: Tensor) -> Tensor:
 def _mul(loss: Tensor, weight: Tensor) -> Tensor:
     """``loss * weight`` with PyTorch's dtype promotion, rounded once in float16."""
     out_dtype = _promote(loss.dtype, weight.dtype)
+    if out_dtype == ms.bool_:
+        return ops.logical_and(loss, weight)
     if out_dtype == ms.float16:
         return (loss.astype(ms.float32) * weight.astype(ms.float32)).astype(ms.float16)
     return loss.astype(out_dtype) * weight.astype(out_dtype)
@@ -88,11 +116,21 @@ def reduce_loss(loss: Tensor, reduction: str) -> Tensor:
     """
     loss = check_tensor(loss, "loss")
     check_reduction(reduction)
+    _check_mean_dtype(loss, reduction)
     if reduction == "mean":
         return _mean(loss)
     if reduction == "sum":
         return _sum(loss)
     return loss
+
+
+def _check_mean_dtype(loss: Tensor, reduction: str) -> None:
+    """PyTorch's ``mean()`` refuses integer and bool tensors ("could not infer output dtype")."""
+    if reduction == "mean" and not is_float_dtype(loss.dtype):
+        raise TypeError(
+            "loss must be a floating-point Tensor for reduction='mean' (PyTorch's mean() cannot "
+            f"infer an output dtype for it), but got loss of dtype {loss.dtype}"
+        )
 
 
 def _check_avg_factor(avg_factor: Any, reduction: str) -> None:
@@ -121,7 +159,10 @@ def _check_weight_broadcast(loss: Tensor, weight: Tensor) -> Tensor:
 
 
 def _avg_factor_div(total: Tensor, avg_factor: Union[float, int, Tensor]) -> Tensor:
-    """``total / (avg_factor + eps)`` with PyTorch's dtype rules."""
+    """``total / (avg_factor + eps)`` with PyTorch's dtype rules (an integer ``total`` is
+    divided in float32, PyTorch's default dtype, or in a float Tensor ``avg_factor``'s)."""
+    if not is_float_dtype(total.dtype):
+        total = total.astype(ms.float32)
     if isinstance(avg_factor, Tensor):
         denom = avg_factor if is_float_dtype(avg_factor.dtype) else avg_factor.astype(ms.float32)
         denom = denom + _AVG_EPS
