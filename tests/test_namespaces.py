@@ -13,6 +13,7 @@ import doctest
 import importlib
 import inspect
 import pkgutil
+from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
 import mindspore as ms
@@ -29,6 +30,8 @@ from mscompat._namespaces import MIRRORS, NOT_MIRRORED, REQUIRED, mirror_import_
 from mscompat.testing.db import OP_DB
 
 torch = pytest.importorskip("torch")
+
+ROOT = Path(__file__).resolve().parents[1]
 
 MIRROR_MODULES = sorted(set(MIRRORS.values()))
 #: Packages of mscompat that are not op families (infrastructure) or are mirrors.
@@ -150,6 +153,18 @@ def test_functions_and_cells_are_in_their_mirrors():
         for name in module.__all__:
             assert inspect.isfunction(getattr(module, name)), f"{module.__name__}.{name}"
     assert mscompat.nn.functional is importlib.import_module("mscompat.nn.functional")
+
+
+@pytest.mark.parametrize("module_name", MIRROR_MODULES)
+def test_docs_page_lists_every_mirror_name(module_name):
+    stem = module_name.removeprefix("mscompat.").replace(".", "_")
+    page = ROOT / "docs" / "api" / f"{stem}.rst"
+    text = page.read_text(encoding="utf-8")
+    assert f".. automodule:: {module_name}" in text
+    listed = {line.strip() for line in text.splitlines() if line.startswith("   ")}
+    module = importlib.import_module(module_name)
+    missing = sorted(set(module.__all__) - listed)
+    assert not missing, f"{page.name} does not list {missing}"
 
 
 def test_not_mirrored_names_are_real_and_still_in_the_op_database():

@@ -20,6 +20,7 @@ Example:
 
 from typing import List
 
+# ``mscompat.nn.functional`` is reachable from ``mscompat.nn`` as torch's is from ``torch.nn``
 from mscompat.nn import functional as functional
 from mscompat.shape.adaptive_pool import (
     AdaptiveAvgPool1d,
