@@ -32,14 +32,8 @@ from mscompat.shape.adaptive_pool import (
 )
 from mscompat.shape.fold import Fold, Unfold
 from mscompat.shape.interpolate import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
-from mscompat.shape.max_pool import (
-    MaxPool1d,
-    MaxPool2d,
-    MaxPool3d,
-    MaxUnpool1d,
-    MaxUnpool2d,
-    MaxUnpool3d,
-)
+from mscompat.shape.max_pool import MaxPool1d, MaxPool2d, MaxPool3d
+from mscompat.shape.max_unpool import MaxUnpool1d, MaxUnpool2d, MaxUnpool3d
 from mscompat.shape.reshape import Flatten, Unflatten
 
 __all__: List[str] = [

@@ -33,14 +33,8 @@ from mscompat.shape.adaptive_pool import (
 from mscompat.shape.fold import fold, unfold
 from mscompat.shape.grid_sample import grid_sample
 from mscompat.shape.interpolate import interpolate, upsample, upsample_bilinear, upsample_nearest
-from mscompat.shape.max_pool import (
-    max_pool1d,
-    max_pool2d,
-    max_pool3d,
-    max_unpool1d,
-    max_unpool2d,
-    max_unpool3d,
-)
+from mscompat.shape.max_pool import max_pool1d, max_pool2d, max_pool3d
+from mscompat.shape.max_unpool import max_unpool1d, max_unpool2d, max_unpool3d
 
 __all__: List[str] = [
     "adaptive_avg_pool1d",

@@ -31,12 +31,14 @@ from mscompat.shape.max_pool import (
     MaxPool1d,
     MaxPool2d,
     MaxPool3d,
-    MaxUnpool1d,
-    MaxUnpool2d,
-    MaxUnpool3d,
     max_pool1d,
     max_pool2d,
     max_pool3d,
+)
+from mscompat.shape.max_unpool import (
+    MaxUnpool1d,
+    MaxUnpool2d,
+    MaxUnpool3d,
     max_unpool1d,
     max_unpool2d,
     max_unpool3d,

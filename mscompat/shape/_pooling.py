@@ -22,7 +22,7 @@ import numpy as np
 from mindspore import Tensor, ops
 from mindspore.ops import constexpr
 
-from mscompat._checks import check_tensor, is_float_dtype, is_int
+from mscompat._checks import check_numel, check_tensor, is_float_dtype, is_int
 from mscompat.custom_ops import pool as _pool_kernels
 from mscompat.custom_ops.aot import kernel_dtype
 from mscompat.custom_ops.registry import device_target
@@ -48,11 +48,17 @@ INT_DTYPES = (ms.int8, ms.int16, ms.int32, ms.int64, ms.uint8)
 
 
 def check_pool_input(
-    x: Any, n: int, fn: str, name: str = "input", allow_int: bool = False
+    x: Any,
+    n: int,
+    fn: str,
+    name: str = "input",
+    allow_int: bool = False,
+    unbatched_empty: bool = True,
 ) -> Tensor:
     """Return ``x``; it must be a float (or, with ``allow_int``, integer) Tensor of ``n + 1`` or
     ``n + 2`` dims whose non-batch dims are not empty (PyTorch's rule: only the batch dim may be
-    0)."""
+    0; for an unbatched input, its first dim too unless ``unbatched_empty`` is False, as in
+    PyTorch's max pooling)."""
     x = check_tensor(x, name)
     if allow_int and x.dtype in INT_DTYPES:
         pass
@@ -69,7 +75,7 @@ def check_pool_input(
             f"but got {name} of shape {x.shape}"
         )
     for d in range(1 if x.ndim == n + 2 else 0, x.ndim):
-        if x.shape[d] == 0 and (x.ndim == n + 2 or d > 0):
+        if x.shape[d] == 0 and (x.ndim == n + 2 or d > 0 or not unbatched_empty):
             raise ValueError(
                 f"{fn}(): Expected {name} to have non-zero size for non-batch dimensions, "
                 f"but got {name} of shape {x.shape} with dimension {d} being empty"
@@ -77,8 +83,11 @@ def check_pool_input(
     return x
 
 
-def adaptive_output_size(output_size: Any, spatial: Sequence[int], fn: str) -> Tuple[int, ...]:
-    """``output_size`` (int, or tuple with ints or None meaning the input's size) as ints."""
+def adaptive_output_size(
+    output_size: Any, spatial: Sequence[int], fn: str, lead: Sequence[int] = ()
+) -> Tuple[int, ...]:
+    """``output_size`` (int, or tuple with ints or None meaning the input's size) as ints; the
+    output (``lead`` dims, then those sizes) may not exceed :data:`MAX_ELEMENTS` elements."""
     n = len(spatial)
     if output_size is None or isinstance(output_size, bool):
         raise TypeError(
@@ -111,6 +120,7 @@ def adaptive_output_size(output_size: Any, spatial: Sequence[int], fn: str) -> T
             )
         else:
             out.append(int(s))
+    check_numel(tuple(lead) + tuple(out), fn, output_size=output_size)
     return tuple(out)
 
 

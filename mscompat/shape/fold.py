@@ -22,7 +22,7 @@ import numpy as np
 from mindspore import Tensor, nn, ops
 from mindspore.ops import constexpr
 
-from mscompat._checks import check_tensor, is_int
+from mscompat._checks import check_numel, check_tensor, is_int
 from mscompat.custom_ops import fold as _fold_kernels
 from mscompat.custom_ops.registry import TensorSpec, call, device_target, register
 from mscompat.shape._pooling import shape_carrier
@@ -59,6 +59,25 @@ def _check_params(
     if min(s) <= 0:
         raise ValueError(f"{fn}(): stride must be greater than zero, but got {s}")
     return k, d, p, s
+
+
+def _check_sizes(
+    fn: str,
+    out: Tuple[int, ...],
+    padded: Tuple[int, ...],
+    kernel_size: Any,
+    dilation: Any,
+    padding: Any,
+    stride: Any,
+    output_size: Any = None,
+) -> None:
+    """The output and the padded image may not exceed ``MAX_ELEMENTS`` elements (shapes as
+    factors: ``(N, C, kh, kw, bh, bw)`` for unfold's ``(N, C * kh * kw, bh * bw)``)."""
+    named = {"kernel_size": kernel_size, "dilation": dilation, "stride": stride}
+    if output_size is not None:
+        named["output_size"] = output_size
+    check_numel(out, fn, **named, padding=padding)
+    check_numel(padded, fn, "a padded image", padding=padding)
 
 
 def _blocks(
@@ -229,6 +248,15 @@ def unfold(
             f"padding={p}, the array of sliding blocks would have shape {blocks}, "
             "but its components must be at least one"
         )
+    _check_sizes(
+        "unfold",
+        (x.shape[0], x.shape[1], k[0], k[1], blocks[0], blocks[1]),
+        (x.shape[0], x.shape[1], size[0] + 2 * p[0], size[1] + 2 * p[1]),
+        kernel_size,
+        dilation,
+        padding,
+        stride,
+    )
     if x.shape[0] == 0:
         out = ops.zeros((0, x.shape[1] * k[0] * k[1], blocks[0] * blocks[1]), x.dtype)
     else:
@@ -414,6 +442,16 @@ def fold(
     if min(size) < 1:
         raise ValueError(f"fold(): output_size must be positive, but got {size}")
     c = x.shape[1] // (k[0] * k[1])
+    _check_sizes(
+        "fold",
+        (x.shape[0], c) + size,
+        (x.shape[0], c, size[0] + 2 * p[0], size[1] + 2 * p[1]),
+        kernel_size,
+        dilation,
+        padding,
+        stride,
+        output_size,
+    )
     if x.shape[0] == 0:
         out = ops.zeros((0, c) + size, x.dtype)
     else:

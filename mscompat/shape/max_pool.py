@@ -1,4 +1,4 @@
-"""Max pooling with PyTorch's windows and indices, and max unpooling that inverts it.
+"""Max pooling with PyTorch's windows and indices (max unpooling: :mod:`.max_unpool`).
 
 Mirrors ``torch.nn.functional.max_pool{1,2,3}d`` / ``max_unpool{1,2,3}d`` and the
 ``nn.MaxPool*`` / ``nn.MaxUnpool*`` modules: same arguments, defaults (``stride=None`` means
@@ -23,14 +23,14 @@ pooling (values and indices; backward: each window's gradient added to its pick)
 
 from __future__ import annotations
 
-from typing import Any, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, List, Optional, Tuple, Union
 
 import mindspore as ms
-from mindspore import Tensor, nn, ops
+from mindspore import Tensor, nn
 
-from mscompat._checks import check_tensor, is_float_dtype
+from mscompat._checks import check_numel, is_float_dtype
 from mscompat.custom_ops import pool as _pool_kernels
-from mscompat.custom_ops.registry import call, device_target, register
+from mscompat.custom_ops.registry import call, register
 from mscompat.shape._pooling import (
     check_pool_input,
     empty_like_output,
@@ -41,7 +41,6 @@ from mscompat.shape._pooling import (
     ntuple,
     pool_output_length,
     pool_table,
-    shape_carrier,
     to_planes,
 )
 
@@ -49,15 +48,9 @@ __all__ = [
     "MaxPool1d",
     "MaxPool2d",
     "MaxPool3d",
-    "MaxUnpool1d",
-    "MaxUnpool2d",
-    "MaxUnpool3d",
     "max_pool1d",
     "max_pool2d",
     "max_pool3d",
-    "max_unpool1d",
-    "max_unpool2d",
-    "max_unpool3d",
 ]
 
 IntOrTuple = Union[int, Tuple[int, ...], List[int]]
@@ -116,6 +109,7 @@ def _pool_params(
             f"(kernel_size={kernel}, stride={strides}, padding={pads}, dilation={dils})"
         )
     for i in range(n):
+        check_numel((out[i], kernel[i]), fn, "a window table", kernel_size=kernel_size)
         if pool_table(spatial[i], out[i], kernel[i], strides[i], pads[i], dils[i]) is None:
             raise ValueError(
                 f"{fn}(): a pooling window along spatial dim {i} lies entirely in the padding "
@@ -172,7 +166,6 @@ def _max_pool_composite(
 
 
 _POOL_OPS = tuple(f"shape.max_pool{d}d" for d in (1, 2, 3))
-_UNPOOL_OPS = tuple(f"shape.max_unpool{d}d" for d in (1, 2, 3))
 
 register(_POOL_OPS, "composite", note="separable gather + first-max select")(_max_pool_composite)
 
@@ -198,40 +191,6 @@ def _max_pool_aot(
     )
 
 
-def _max_unpool_composite(x: Tensor, indices: Tensor, out: Tuple[int, ...]) -> Tensor:
-    """Scatter each plane's values to their indices (a later duplicate overwrites)."""
-    n = len(out)
-    shape = x.shape[: x.ndim - n] + out
-    if x.size == 0:
-        return ops.zeros(shape, x.dtype)
-    b = 1
-    for s in x.shape[: x.ndim - n]:
-        b *= s
-    planes = x.reshape(b, -1)
-    idx = indices.reshape(b, -1)
-    size = 1
-    for s in out:
-        size *= s
-    result = ops.tensor_scatter_elements(ops.zeros((b, size), x.dtype), idx, planes, 1)
-    return result.reshape(shape)
-
-
-register(_UNPOOL_OPS, "composite", note="tensor_scatter_elements per plane")(_max_unpool_composite)
-
-
-@register(
-    _UNPOOL_OPS,
-    "aot",
-    devices=("CPU",),
-    probe=_pool_kernels.probe,
-    note="C++ loop of PyTorch's unpooling (later duplicate wins) + gather backward",
-)
-def _max_unpool_aot(x: Tensor, indices: Tensor, out: Tuple[int, ...]) -> Tensor:
-    """PyTorch's unpooling loop in C++ (``ScatterPlanes``); its bprop gathers the gradient."""
-    op = _pool_kernels.KERNELS[device_target()]["ScatterPlanes"]
-    return op(x, indices, shape_carrier(out))  # only its shape is read: the output plane's
-
-
 # ----------------------------------------------------------------------------- front doors
 
 
@@ -244,12 +203,6 @@ def _pool(
             return values, indices
         return values
     return call(op, x, *params, ceil, ret)
-
-
-def _unpool(op: str, x: Tensor, idx: Tensor, out: Tuple[int, ...]) -> Tensor:
-    if x.size == 0:
-        return ops.zeros(x.shape[: x.ndim - len(out)] + out, x.dtype)
-    return call(op, x, idx, out)
 
 
 def max_pool1d(
@@ -300,7 +253,7 @@ def max_pool1d(
         Tensor(shape=[1, 1, 3], dtype=Int64, value=
         [[[1, 2, 4]]])
     """
-    x = check_pool_input(input, 1, "max_pool1d", allow_int=True)
+    x = check_pool_input(input, 1, "max_pool1d", allow_int=True, unbatched_empty=False)
     params, out = _pool_params(
         x, 1, kernel_size, stride, padding, dilation, ceil_mode, return_indices, "max_pool1d"
     )
@@ -354,7 +307,7 @@ def max_pool2d(
         [[[1, 1],
           [7, 7]]])
     """
-    x = check_pool_input(input, 2, "max_pool2d", allow_int=True)
+    x = check_pool_input(input, 2, "max_pool2d", allow_int=True, unbatched_empty=False)
     params, out = _pool_params(
         x, 2, kernel_size, stride, padding, dilation, ceil_mode, return_indices, "max_pool2d"
     )
@@ -401,212 +354,21 @@ def max_pool3d(
         >>> float(values.reshape(-1)[0]), int(indices.reshape(-1)[0])
         (8.0, 4)
     """
-    x = check_pool_input(input, 3, "max_pool3d", allow_int=True)
+    x = check_pool_input(input, 3, "max_pool3d", allow_int=True, unbatched_empty=False)
     params, out = _pool_params(
         x, 3, kernel_size, stride, padding, dilation, ceil_mode, return_indices, "max_pool3d"
     )
     return _pool("shape.max_pool3d", x, params, out, ceil_mode, return_indices)
 
 
-def _unpool_args(
-    input: Any,
-    indices: Any,
-    n: int,
-    kernel_size: Any,
-    stride: Any,
-    padding: Any,
-    output_size: Any,
-    fn: str,
-) -> Tuple[Tensor, Tensor, Tuple[int, ...]]:
-    """Validated input, indices and PyTorch's ``_unpool_output_size``."""
-    x = check_pool_input(input, n, fn)
-    idx = check_tensor(indices, "indices")
-    if idx.dtype != ms.int64:
-        raise TypeError(f"{fn}(): indices must be an int64 Tensor, but got dtype {idx.dtype}")
-    if idx.shape != x.shape:
-        raise ValueError(
-            f"{fn}(): indices must have the shape of input, but got input.shape={x.shape} "
-            f"and indices.shape={idx.shape}"
-        )
-    kernel = ntuple(kernel_size, n, "kernel_size", fn)
-    strides = _stride(stride, kernel, n, fn)
-    pads = ntuple(padding, n, "padding", fn)
-    spatial = x.shape[x.ndim - n :]
-    default = tuple((spatial[d] - 1) * strides[d] + kernel[d] - 2 * pads[d] for d in range(n))
-    if output_size is None:
-        out = default
-    else:
-        if not isinstance(output_size, (tuple, list)) or not all(
-            isinstance(v, int) and not isinstance(v, bool) for v in output_size
-        ):
-            raise TypeError(f"{fn}(): output_size must be a sequence of ints, got {output_size!r}")
-        sizes: Sequence[int] = output_size
-        if len(sizes) == n + 2:
-            sizes = sizes[2:]
-        if len(sizes) != n:
-            raise ValueError(
-                f"{fn}(): output_size should be a sequence containing {n} or {n + 2} elements, "
-                f"but it has a length of '{len(output_size)}'"
-            )
-        for d in range(n):
-            lo, hi = default[d] - strides[d], default[d] + strides[d]
-            if not lo < sizes[d] < hi:
-                raise ValueError(
-                    f'{fn}(): invalid output_size "{tuple(output_size)}" '
-                    f"(dim {d} must be between {lo} and {hi})"
-                )
-        out = tuple(int(v) for v in sizes)
-    if min(out) < 1:
-        raise ValueError(f"{fn}(): the output size {out} must be positive")
-    return x, idx, out
-
-
-def max_unpool1d(
-    input: Tensor,
-    indices: Tensor,
-    kernel_size: IntOrTuple,
-    stride: Optional[IntOrTuple] = None,
-    padding: IntOrTuple = 0,
-    output_size: Optional[Sequence[int]] = None,
-) -> Tensor:
-    """1-D max unpooling, as ``torch.nn.functional.max_unpool1d``: the inverse of
-    :func:`max_pool1d` with ``return_indices=True``.
-
-    Each value goes to its index in the output row (zeros elsewhere); the default output
-    length is :math:`(L_{in} - 1)s - 2p + k`. The gradient of an input element is the output
-    gradient at its index.
-
-    Args:
-        input (Tensor[N, C, L_in] or Tensor[C, L_in]): float16, float32 or float64.
-        indices (Tensor, int64, shape of ``input``): positions from :func:`max_pool1d`.
-        kernel_size (int | tuple[int]): the pooling's kernel size.
-        stride (int | tuple[int], optional): Default: ``kernel_size``.
-        padding (int | tuple[int]): the pooling's padding. Default: 0.
-        output_size (sequence[int], optional): ``(L_out,)`` or ``(N, C, L_out)``, strictly
-            within ``stride`` of the default (to undo ``ceil_mode`` or an odd input length).
-
-    Returns:
-        Tensor[N, C, L_out] or Tensor[C, L_out]: ``input``'s dtype.
-
-    Raises:
-        TypeError: ``input`` not a float Tensor, ``indices`` not an int64 Tensor.
-        ValueError: wrong ndim, ``indices`` of another shape, an invalid ``output_size``.
-
-    .. note::
-        Indices are not range-checked (PyTorch raises "Found an invalid max index"); an index
-        outside the output plane is dropped. Of duplicate indices the later value is kept.
-
-    Example:
-        >>> import mindspore as ms
-        >>> from mscompat.shape import max_unpool1d
-        >>> x = ms.Tensor([[[3.0, 5.0]]])
-        >>> idx = ms.Tensor([[[1, 2]]], ms.int64)
-        >>> max_unpool1d(x, idx, 2)
-        Tensor(shape=[1, 1, 4], dtype=Float32, value=
-        [[[ 0.00000000e+00,  3.00000000e+00,  5.00000000e+00,  0.00000000e+00]]])
-    """
-    x, idx, out = _unpool_args(
-        input, indices, 1, kernel_size, stride, padding, output_size, "max_unpool1d"
-    )
-    return _unpool("shape.max_unpool1d", x, idx, out)
-
-
-def max_unpool2d(
-    input: Tensor,
-    indices: Tensor,
-    kernel_size: IntOrTuple,
-    stride: Optional[IntOrTuple] = None,
-    padding: IntOrTuple = 0,
-    output_size: Optional[Sequence[int]] = None,
-) -> Tensor:
-    """2-D max unpooling, as ``torch.nn.functional.max_unpool2d``: the inverse of
-    :func:`max_pool2d` with ``return_indices=True`` (flat indices ``h * W_out + w``).
-
-    Args:
-        input (Tensor[N, C, H_in, W_in] or Tensor[C, H_in, W_in]): float16, float32, float64.
-        indices (Tensor, int64, shape of ``input``): positions from :func:`max_pool2d`.
-        kernel_size (int | tuple[int, int]): the pooling's kernel size.
-        stride (int | tuple[int, int], optional): Default: ``kernel_size``.
-        padding (int | tuple[int, int]): the pooling's padding. Default: 0.
-        output_size (sequence[int], optional): ``(H_out, W_out)`` or ``(N, C, H_out, W_out)``;
-            default :math:`(H_{in} - 1)s - 2p + k` per dim.
-
-    Returns:
-        Tensor[N, C, H_out, W_out] or Tensor[C, H_out, W_out]: ``input``'s dtype.
-
-    Raises:
-        TypeError: ``input`` not a float Tensor, ``indices`` not an int64 Tensor.
-        ValueError: wrong ndim, ``indices`` of another shape, an invalid ``output_size``.
-
-    .. note::
-        Indices are not range-checked (PyTorch raises); an out-of-range index is dropped.
-
-    Example:
-        >>> import mindspore as ms
-        >>> from mscompat.shape import max_pool2d, max_unpool2d
-        >>> x = ms.Tensor([[[1.0, 2.0], [4.0, 3.0]]])
-        >>> values, indices = max_pool2d(x, 2, return_indices=True)
-        >>> max_unpool2d(values, indices, 2)
-        Tensor(shape=[1, 2, 2], dtype=Float32, value=
-        [[[ 0.00000000e+00,  0.00000000e+00],
-          [ 4.00000000e+00,  0.00000000e+00]]])
-    """
-    x, idx, out = _unpool_args(
-        input, indices, 2, kernel_size, stride, padding, output_size, "max_unpool2d"
-    )
-    return _unpool("shape.max_unpool2d", x, idx, out)
-
-
-def max_unpool3d(
-    input: Tensor,
-    indices: Tensor,
-    kernel_size: IntOrTuple,
-    stride: Optional[IntOrTuple] = None,
-    padding: IntOrTuple = 0,
-    output_size: Optional[Sequence[int]] = None,
-) -> Tensor:
-    """3-D max unpooling, as ``torch.nn.functional.max_unpool3d``: the inverse of
-    :func:`max_pool3d` with ``return_indices=True``.
-
-    Args:
-        input (Tensor[N, C, D_in, H_in, W_in] or Tensor[C, D_in, H_in, W_in]): float16,
-            float32 or float64.
-        indices (Tensor, int64, shape of ``input``): positions from :func:`max_pool3d`.
-        kernel_size (int | tuple[int, int, int]): the pooling's kernel size.
-        stride (int | tuple[int, int, int], optional): Default: ``kernel_size``.
-        padding (int | tuple[int, int, int]): the pooling's padding. Default: 0.
-        output_size (sequence[int], optional): ``(D_out, H_out, W_out)`` or with ``N, C``.
-
-    Returns:
-        Tensor[N, C, D_out, H_out, W_out] or Tensor[C, D_out, H_out, W_out].
-
-    Raises:
-        TypeError: ``input`` not a float Tensor, ``indices`` not an int64 Tensor.
-        ValueError: wrong ndim, ``indices`` of another shape, an invalid ``output_size``.
-
-    .. note::
-        Indices are not range-checked (PyTorch raises); an out-of-range index is dropped.
-
-    Example:
-        >>> import mindspore as ms
-        >>> from mscompat.shape import max_unpool3d
-        >>> x = ms.Tensor([[[[7.0]]]])
-        >>> idx = ms.Tensor([[[[5]]]], ms.int64)
-        >>> max_unpool3d(x, idx, 2).reshape(-1)
-        Tensor(shape=[8], dtype=Float32, value= [ 0.00000000e+00,  0.00000000e+00,  \
-0.00000000e+00,  0.00000000e+00,  0.00000000e+00,  7.00000000e+00,  0.00000000e+00,  \
-0.00000000e+00])
-    """
-    x, idx, out = _unpool_args(
-        input, indices, 3, kernel_size, stride, padding, output_size, "max_unpool3d"
-    )
-    return _unpool("shape.max_unpool3d", x, idx, out)
-
-
 # ----------------------------------------------------------------------------- Cells
 
 
 class _MaxPoolNd(nn.Cell):
+    """The pooling Cells: ``construct`` is one call to the subclass's function ``_fn``."""
+
+    _fn: Callable[..., MaxOut]
+
     def __init__(
         self,
         kernel_size: IntOrTuple,
@@ -623,6 +385,17 @@ class _MaxPoolNd(nn.Cell):
         self.dilation = dilation
         self.return_indices = return_indices
         self.ceil_mode = ceil_mode
+
+    def construct(self, input: Tensor) -> MaxOut:
+        return self._fn(
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.dilation,
+            self.ceil_mode,
+            self.return_indices,
+        )
 
 
 class MaxPool1d(_MaxPoolNd):
@@ -644,16 +417,7 @@ class MaxPool1d(_MaxPoolNd):
         [[ 2.00000000e+00,  4.00000000e+00]])
     """
 
-    def construct(self, input: Tensor) -> MaxOut:
-        return max_pool1d(
-            input,
-            self.kernel_size,
-            self.stride,
-            self.padding,
-            self.dilation,
-            self.ceil_mode,
-            self.return_indices,
-        )
+    _fn = staticmethod(max_pool1d)
 
 
 class MaxPool2d(_MaxPoolNd):
@@ -675,16 +439,7 @@ class MaxPool2d(_MaxPoolNd):
         [[[ 4.00000000e+00]]])
     """
 
-    def construct(self, input: Tensor) -> MaxOut:
-        return max_pool2d(
-            input,
-            self.kernel_size,
-            self.stride,
-            self.padding,
-            self.dilation,
-            self.ceil_mode,
-            self.return_indices,
-        )
+    _fn = staticmethod(max_pool2d)
 
 
 class MaxPool3d(_MaxPoolNd):
@@ -706,112 +461,4 @@ class MaxPool3d(_MaxPoolNd):
         (1, 1, 1, 1)
     """
 
-    def construct(self, input: Tensor) -> MaxOut:
-        return max_pool3d(
-            input,
-            self.kernel_size,
-            self.stride,
-            self.padding,
-            self.dilation,
-            self.ceil_mode,
-            self.return_indices,
-        )
-
-
-class _MaxUnpoolNd(nn.Cell):
-    def __init__(
-        self,
-        kernel_size: IntOrTuple,
-        stride: Optional[IntOrTuple] = None,
-        padding: IntOrTuple = 0,
-    ) -> None:
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if (stride is not None) else kernel_size
-        self.padding = padding
-
-
-class MaxUnpool1d(_MaxUnpoolNd):
-    """1-D max unpooling Cell. See :func:`max_unpool1d`.
-
-    Args:
-        kernel_size, stride (default ``kernel_size``), padding: those of the pooling.
-
-    Shape:
-        - Input, indices: :math:`(N, C, L_{in})` or :math:`(C, L_{in})`.
-        - Output: :math:`(N, C, L_{out})` or :math:`(C, L_{out})`, with
-          :math:`L_{out} = (L_{in} - 1) s - 2p + k` or ``output_size``.
-
-    Example:
-        >>> import mindspore as ms
-        >>> from mscompat.shape import MaxPool1d, MaxUnpool1d
-        >>> x = ms.Tensor([[[1.0, 2.0, 4.0, 3.0]]])
-        >>> values, indices = MaxPool1d(2, return_indices=True)(x)
-        >>> MaxUnpool1d(2)(values, indices)
-        Tensor(shape=[1, 1, 4], dtype=Float32, value=
-        [[[ 0.00000000e+00,  2.00000000e+00,  4.00000000e+00,  0.00000000e+00]]])
-    """
-
-    def construct(
-        self, input: Tensor, indices: Tensor, output_size: Optional[Sequence[int]] = None
-    ) -> Tensor:
-        return max_unpool1d(
-            input, indices, self.kernel_size, self.stride, self.padding, output_size
-        )
-
-
-class MaxUnpool2d(_MaxUnpoolNd):
-    """2-D max unpooling Cell. See :func:`max_unpool2d`.
-
-    Args:
-        kernel_size, stride (default ``kernel_size``), padding: those of the pooling.
-
-    Shape:
-        - Input, indices: :math:`(N, C, H_{in}, W_{in})` or :math:`(C, H_{in}, W_{in})`.
-        - Output: :math:`(N, C, H_{out}, W_{out})` or :math:`(C, H_{out}, W_{out})`.
-
-    Example:
-        >>> import mindspore as ms
-        >>> from mscompat.shape import MaxUnpool2d
-        >>> x = ms.Tensor([[[4.0]]])
-        >>> MaxUnpool2d(2)(x, ms.Tensor([[[2]]], ms.int64))
-        Tensor(shape=[1, 2, 2], dtype=Float32, value=
-        [[[ 0.00000000e+00,  0.00000000e+00],
-          [ 4.00000000e+00,  0.00000000e+00]]])
-    """
-
-    def construct(
-        self, input: Tensor, indices: Tensor, output_size: Optional[Sequence[int]] = None
-    ) -> Tensor:
-        return max_unpool2d(
-            input, indices, self.kernel_size, self.stride, self.padding, output_size
-        )
-
-
-class MaxUnpool3d(_MaxUnpoolNd):
-    """3-D max unpooling Cell. See :func:`max_unpool3d`.
-
-    Args:
-        kernel_size, stride (default ``kernel_size``), padding: those of the pooling.
-
-    Shape:
-        - Input, indices: :math:`(N, C, D_{in}, H_{in}, W_{in})` or
-          :math:`(C, D_{in}, H_{in}, W_{in})`.
-        - Output: :math:`(N, C, D_{out}, H_{out}, W_{out})` or
-          :math:`(C, D_{out}, H_{out}, W_{out})`.
-
-    Example:
-        >>> import mindspore as ms
-        >>> from mscompat.shape import MaxUnpool3d
-        >>> x = ms.ops.ones((1, 1, 1, 1), ms.float32)
-        >>> idx = ms.Tensor([[[[3]]]], ms.int64)
-        >>> MaxUnpool3d(2)(x, idx).shape
-        (1, 2, 2, 2)
-    """
-
-    def construct(
-        self, input: Tensor, indices: Tensor, output_size: Optional[Sequence[int]] = None
-    ) -> Tensor:
-        return max_unpool3d(
-            input, indices, self.kernel_size, self.stride, self.padding, output_size
-        )
+    _fn = staticmethod(max_pool3d)
