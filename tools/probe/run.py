@@ -100,6 +100,7 @@ def measure(
         )
         assert proc.stdout is not None  # for the type checker: stdout=PIPE
         current: Optional[int] = None
+        started = False
         deadline = time.monotonic() + timeout
         sel = selectors.DefaultSelector()
         sel.register(proc.stdout, selectors.EVENT_READ)
@@ -121,6 +122,7 @@ def measure(
                 line, buf = buf.split("\n", 1)
                 if line.startswith("START "):
                     current = int(line.split()[1])
+                    started = True
                     deadline = time.monotonic() + timeout
                 elif line.startswith("RESULT "):
                     rec = json.loads(line[7:])
@@ -140,6 +142,12 @@ def measure(
         proc.wait()
         sel.close()
         proc.stdout.close()
+        if not started:
+            # it died before its first case (an import error): restarting would loop forever
+            raise RuntimeError(
+                f"the probe's worker exited before its first case (exit {proc.returncode}); "
+                f"run `python -m tools.probe.run --worker --ids {pending[0]}` to see why"
+            )
         if current is not None and current not in results:
             results[current] = _crash(current, f"process crashed (exit {proc.returncode})")
         pending = [k for k in pending if k not in results]
