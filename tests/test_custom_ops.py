@@ -111,9 +111,10 @@ def test_kernel_checks_shapes_itself():
 
 
 def aot_ops():
-    from mscompat.custom_ops.focal_loss import kernel_ops
+    from mscompat.custom_ops.focal_loss import LIBRARY
 
-    return kernel_ops("CPU")
+    kernels = LIBRARY.ops("CPU")
+    return kernels["FocalLossForward"], kernels["FocalLossBackward"]
 
 
 @needs_kernel

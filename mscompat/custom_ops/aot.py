@@ -5,6 +5,12 @@ loaded only from this package's own directory, by absolute path, and refused if 
 folder is writable by others. A missing build warns once and the op runs its composite
 implementation.
 
+A binding module declares its library: a :class:`KernelLibrary` of :class:`Entry` (each entry
+point's C name, parameter signature, dtype rows, output shape rule and bprop) and a self-check.
+:meth:`KernelLibrary.probe` is the registry probe of the ``aot`` backend: it loads the library
+(:func:`kernel_path`), builds every primitive once per device into :attr:`KernelLibrary.kernels`
+(the plain dict that code compiled into graphs indexes) and runs the self-check.
+
 Every launch of a custom kernel in PyNative goes through one process-wide lock
 (:data:`KERNEL_LOCK`): concurrent launches of the same Custom primitive from several Python
 threads gave wrong results in 1-5 % of calls on MindSpore 2.10. In graph mode the primitive is
@@ -16,11 +22,13 @@ called from several threads at once (it segfaulted, for plain ops too): hold
 from __future__ import annotations
 
 import glob
+import re
 import stat
 import threading
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import mindspore as ms
 from mindspore import ops
@@ -28,14 +36,22 @@ from mindspore.ops import CustomRegOp, DataType
 
 __all__ = [
     "COPY_TYPES",
+    "FLOATS",
+    "HALF_FLOATS",
+    "INDEX_TYPES",
     "KERNEL_LOCK",
-    "aot_op",
+    "Entry",
+    "KernelLibrary",
     "KernelUnavailableError",
     "LockedCustom",
-    "index_reg_info",
+    "expect",
     "kernel_dtype",
     "kernel_path",
+    "reg_info",
     "same_dtype",
+    "shape_of",
+    "warn_once",
+    "zeros",
 ]
 
 #: The dtypes of the kernels that only move elements (im2col, take-along): floats, integers,
@@ -111,24 +127,6 @@ def warn_once(key: str, message: str) -> None:
         warnings.warn(message, RuntimeWarning, stacklevel=3)
 
 
-def index_reg_info(name: str, n_int64_inputs: int, target: str) -> Any:
-    """Registration of an index kernel: input ``x`` (float32/float64/int32/int64), then
-    ``n_int64_inputs`` int64 inputs; one int64 output."""
-    reg = CustomRegOp(name).input(0, "x")
-    for i in range(n_int64_inputs):
-        reg = reg.input(i + 1, f"p{i}")
-    reg = reg.output(0, "y")
-    i64 = DataType.I64_Default
-    for fmt in (
-        DataType.F32_Default,
-        DataType.F64_Default,
-        DataType.I32_Default,
-        DataType.I64_Default,
-    ):
-        reg = reg.dtype_format(fmt, *([i64] * (n_int64_inputs + 1)))
-    return reg.target(target).get_op_info()
-
-
 def kernel_dtype(x: Any) -> Any:
     """``x`` in a dtype the index kernels take: float16 -> float32 and int8/int16/uint8 ->
     int32 (exact, and ordered as PyTorch orders them: it compares float16 as float)."""
@@ -150,35 +148,236 @@ class LockedCustom(ops.Custom):
             return super().__call__(*args)
 
 
+# ------------------------------------------------------------------------------ declaring kernels
+
+#: float32, float64.
+FLOATS = (DataType.F32_Default, DataType.F64_Default)
+#: float16, float32, float64.
+HALF_FLOATS = (DataType.F16_Default, *FLOATS)
+#: The dtypes the index kernels take (see :func:`kernel_dtype`).
+INDEX_TYPES = (*FLOATS, DataType.I32_Default, DataType.I64_Default)
+
+# The fixed dtypes a signature may name: (registration dtype, MindSpore dtype).
+_FIXED = {
+    "i64": (DataType.I64_Default, ms.int64),
+    "i8": (DataType.I8_Default, ms.int8),
+    "f32": (DataType.F32_Default, ms.float32),
+}
+_VARIABLES = ("T", "U")
+
+
+def _parse(signature: str) -> Tuple[List[Tuple[str, str]], List[Tuple[str, str]]]:
+    """``"x t:i64 -> y"`` -> ([("x", "T"), ("t", "i64")], [("y", "T")])."""
+    inputs, arrow, outputs = signature.partition("->")
+    parsed = []
+    for part in (inputs, outputs):
+        params = []
+        for token in part.split():
+            name, _, kind = token.partition(":")
+            if (kind or "T") not in _VARIABLES and kind not in _FIXED:
+                raise ValueError(f"unknown dtype {kind!r} in kernel signature {signature!r}")
+            params.append((name, kind or "T"))
+        parsed.append(params)
+    if not arrow or not parsed[1]:
+        raise ValueError(f"kernel signature {signature!r} has no '->' and outputs")
+    return parsed[0], parsed[1]
+
+
+def reg_info(op_name: str, signature: str, types: Sequence[Any], target: str) -> Any:
+    """The ``CustomRegOp`` registration of a kernel with ``signature`` (see :class:`Entry`):
+    one dtype-format row per item of ``types`` (a DataType for ``T``, or a ``(T, U)`` pair)."""
+    inputs, outputs = _parse(signature)
+    reg = CustomRegOp(op_name)
+    for i, (name, _) in enumerate(inputs):
+        reg = reg.input(i, name)
+    for i, (name, _) in enumerate(outputs):
+        reg = reg.output(i, name)
+    for row in types:
+        bound = dict(zip(_VARIABLES, (row,) if isinstance(row[0], str) else row))
+        reg = reg.dtype_format(*[bound.get(k) or _FIXED[k][0] for _, k in inputs + outputs])
+    return reg.target(target).get_op_info()
+
+
+def _signature_dtype(signature: str) -> Callable[..., Any]:
+    """``out_dtype`` read off a signature: a ``T``/``U`` output has the dtype of the first input
+    of that kind, a fixed one its dtype."""
+    inputs, outputs = _parse(signature)
+    first: Dict[str, int] = {}
+    for i, (_, kind) in enumerate(inputs):
+        first.setdefault(kind, i)
+    picks = [first[k] if k in _VARIABLES else _FIXED[k][1] for _, k in outputs]
+
+    def out_dtype(*dtypes: Any) -> Any:
+        got = tuple(dtypes[p] if isinstance(p, int) else p for p in picks)
+        return got[0] if len(got) == 1 else got
+
+    return out_dtype
+
+
+def shape_of(*at: int) -> Callable[..., Any]:
+    """``out_shape`` of a kernel whose output has the shape of input ``at`` (several indices:
+    one output each)."""
+
+    def out_shape(*shapes: Any) -> Any:
+        got = tuple(list(shapes[i]) for i in at)
+        return got[0] if len(got) == 1 else got
+
+    return out_shape
+
+
 def same_dtype(x: Any, *_: Any) -> Any:
     """``out_dtype`` of a kernel whose output has its first input's dtype."""
     return x
 
 
-def aot_op(
-    path: str,
-    entry: str,
-    out_shape: Callable[..., Any],
-    out_dtype: Callable[..., Any],
-    reg_info: Any,
-    bprop: Optional[Callable[..., Any]] = None,
-) -> LockedCustom:
-    """The aot primitive ``entry`` of the kernel library at ``path`` (see :func:`kernel_path`).
+def zeros(*xs: Any) -> Tuple[Any, ...]:
+    """``zeros_like`` of each argument: the gradients of kernel inputs that have none (usable
+    in a bprop compiled into a graph)."""
+    return tuple([ops.zeros_like(x) for x in xs])
+
+
+# bprops of kernels that are not differentiated (index outputs; backward kernels, whose second
+# derivatives are not provided), by number of inputs. MindSpore compiles a bprop into graphs from
+# its source and needs its parameters spelled out: no *args.
+def _no_grad2(a: Any, b: Any, out: Any, dout: Any) -> Any:
+    return zeros(a, b)
+
+
+def _no_grad3(a: Any, b: Any, c: Any, out: Any, dout: Any) -> Any:
+    return zeros(a, b, c)
+
+
+def _no_grad4(a: Any, b: Any, c: Any, d: Any, out: Any, dout: Any) -> Any:
+    return zeros(a, b, c, d)
+
+
+def _no_grad5(a: Any, b: Any, c: Any, d: Any, e: Any, out: Any, dout: Any) -> Any:
+    return zeros(a, b, c, d, e)
+
+
+def _no_grad6(a: Any, b: Any, c: Any, d: Any, e: Any, f: Any, out: Any, dout: Any) -> Any:
+    return zeros(a, b, c, d, e, f)
+
+
+def _no_grad9(
+    a: Any, b: Any, c: Any, d: Any, e: Any, f: Any, g: Any, h: Any, i: Any, out: Any, dout: Any
+) -> Any:
+    return zeros(a, b, c, d, e, f, g, h, i)
+
+
+_NO_GRAD = {2: _no_grad2, 3: _no_grad3, 4: _no_grad4, 5: _no_grad5, 6: _no_grad6, 9: _no_grad9}
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One entry point of a kernel library, declared.
+
+    Attributes:
+        name: the exported C function (``extern "C" int Name(...)``).
+        signature: the kernel's parameters in order, inputs ``->`` outputs, each ``name`` or
+            ``name:kind``: kind ``T`` (the default) and ``U`` take their dtypes from each row of
+            ``types``; ``i64``, ``i8`` and ``f32`` are fixed. Example:
+            ``"x t0:i64 dims:i8 -> values indices:i64"``.
+        types: the dtype rows the kernel accepts: a ``DataType`` for ``T``, or ``(T, U)`` pairs.
+        out_shape: input shapes -> output shape (a tuple of shapes for several outputs).
+        bprop: ``(*inputs, out, dout) -> input gradients``, compiled into graphs (index other
+            kernels through a library's prebuilt dicts only); ``"zeros"`` (the default): zeros
+            for every input; ``None``: no bprop (differentiating the primitive fails).
+        out_dtype: input dtypes -> output dtype(s); default: read off the signature.
+    """
+
+    name: str
+    signature: str
+    types: Sequence[Any]
+    out_shape: Callable[..., Any]
+    bprop: Union[Callable[..., Any], str, None] = "zeros"
+    out_dtype: Optional[Callable[..., Any]] = None
+
+    def __post_init__(self) -> None:
+        n_inputs = len(_parse(self.signature)[0])
+        if self.bprop == "zeros" and n_inputs not in _NO_GRAD:
+            raise ValueError(f"{self.name}: no zero bprop for {n_inputs} inputs; give a bprop")
+
+    def build(self, path: str, target: str) -> LockedCustom:
+        """The aot primitive of this entry point in the library at ``path``."""
+        op_name = "mscompat_" + re.sub(r"(?<!^)(?=[A-Z])", "_", self.name).lower()
+        bprop = _NO_GRAD[len(_parse(self.signature)[0])] if self.bprop == "zeros" else self.bprop
+        return LockedCustom(
+            f"{path}:{self.name}",
+            out_shape=self.out_shape,
+            out_dtype=self.out_dtype or _signature_dtype(self.signature),
+            func_type="aot",
+            reg_info=reg_info(op_name, self.signature, self.types, target),
+            **({} if bprop is None else {"bprop": bprop}),
+        )
+
+
+class KernelLibrary:
+    """A compiled kernel library (``_<name>_cpu*.so`` / ``_<name>_cuda.so``) and its entry points.
+
+    The primitives are built once per device, by :meth:`ops` (which the registry's probe runs
+    before the ``aot`` backend is ever chosen), into :attr:`kernels` and the dicts handed out by
+    :meth:`table`: plain dicts that code compiled into a graph (front doors, bprops) only
+    indexes, since nothing may be built there.
 
     Args:
-        path: the library's absolute path.
-        entry: the exported C function.
-        out_shape: input shapes -> output shape.
-        out_dtype: input dtypes -> output dtype.
-        reg_info: the ``CustomRegOp`` registration (input/output dtypes).
-        bprop: ``(*inputs, out, dout) -> input gradients``; none for a non-differentiable op.
+        name: the library, ``cpu/<name>_kernel.cc`` / ``cuda/<name>_kernel.cu``.
+        entries: its entry points.
+        self_check: ``check(kernels)`` run by :meth:`probe`: computes known values with
+            ``kernels`` (entry name -> primitive) and raises if they are wrong.
     """
-    extra = {} if bprop is None else {"bprop": bprop}
-    return LockedCustom(
-        f"{path}:{entry}",
-        out_shape=out_shape,
-        out_dtype=out_dtype,
-        func_type="aot",
-        reg_info=reg_info,
-        **extra,
-    )
+
+    def __init__(
+        self,
+        name: str,
+        entries: Sequence[Entry],
+        self_check: Callable[[Dict[str, Any]], None],
+    ) -> None:
+        self.name = name
+        self.entries = tuple(entries)
+        self.self_check = self_check
+        #: device -> entry name -> primitive.
+        self.kernels: Dict[str, Dict[str, Any]] = {}
+        self._tables: Dict[str, Dict[str, Any]] = {}
+
+    def table(self, entry: str) -> Dict[str, Any]:
+        """The dict device -> primitive of ``entry`` (filled with :attr:`kernels`)."""
+        if entry not in {e.name for e in self.entries}:
+            raise KeyError(f"{self.name} has no entry point {entry!r}")
+        table = self._tables.setdefault(entry, {})
+        table.update({d: ops_[entry] for d, ops_ in self.kernels.items()})
+        return table
+
+    def ops(self, device: str) -> Dict[str, Any]:
+        """Entry name -> primitive for ``device``, built once per process.
+
+        Raises:
+            KernelUnavailableError: the library is not built or may not be loaded
+                (:func:`kernel_path`).
+        """
+        if device not in self.kernels:
+            path = kernel_path(self.name, device)
+            built = {e.name: e.build(path, device) for e in self.entries}
+            for entry, table in self._tables.items():
+                table[device] = built[entry]
+            self.kernels[device] = built
+        return self.kernels[device]
+
+    def probe(self, check: Optional[Callable[[Dict[str, Any]], None]] = None) -> None:
+        """Registry probe: the library loads for the current device (else a one-time warning
+        and the error) and passes ``check`` (default: its self-check)."""
+        from mscompat.custom_ops.registry import current_device
+
+        try:
+            kernels = self.ops(current_device())
+        except KernelUnavailableError as exc:
+            warn_once(self.name, f"mscompat: {exc}")
+            raise
+        (check or self.self_check)(kernels)
+
+
+def expect(ok: Any, what: str, *got: Any) -> None:
+    """A self-check's verdict: raise ``RuntimeError("<what> self-check failed: <got>")`` unless
+    ``ok``."""
+    if not ok:
+        raise RuntimeError(f"{what} self-check failed: " + ", ".join(str(g) for g in got))

@@ -2,37 +2,21 @@
 ``cuda/focal_loss_kernel.cu``) as MindSpore Custom ops with a custom bprop.
 
 The front door, :func:`mscompat.losses.sigmoid_focal_loss`, validates its inputs and asks the
-registry; this module only builds the Custom ops; ``mscompat/losses/focal.py`` registers them as the
+registry; this module declares the Custom ops; ``mscompat/losses/focal.py`` registers them as the
 ``aot`` backend of ``losses.sigmoid_focal_loss``.
 """
 
 from __future__ import annotations
 
-from typing import Any, Dict, Tuple
+from typing import Any, Dict
 
 import numpy as np
-from mindspore import Tensor, ops
-from mindspore.ops import CustomRegOp, DataType
+from mindspore import Tensor
 
-from mscompat.custom_ops.aot import KernelUnavailableError, aot_op, kernel_path, warn_once
+from mscompat.custom_ops.aot import FLOATS, Entry, KernelLibrary, expect, zeros
+from mscompat.custom_ops.registry import device_target
 
-__all__ = ["FORWARD", "kernel_ops", "probe"]
-
-_OPS: Dict[str, Tuple[Any, Any]] = {}
-#: device -> forward Custom op, filled by :func:`kernel_ops` (the registry probe runs it before
-#: the aot backend is ever chosen); indexed inside graphs, where nothing may be built.
-FORWARD: Dict[str, Any] = {}
-
-
-def _reg_info(name: str, n_in: int, n_out: int, target: str) -> Any:
-    reg = CustomRegOp(name)
-    for i in range(n_in):
-        reg = reg.input(i, f"x{i}")
-    for i in range(n_out):
-        reg = reg.output(i, f"y{i}")
-    for fmt in (DataType.F32_Default, DataType.F64_Default):
-        reg = reg.dtype_format(*([fmt] * (n_in + n_out)))
-    return reg.target(target).get_op_info()
+__all__ = ["FORWARD", "KERNELS", "LIBRARY", "probe"]
 
 
 def _check_dtypes(*dtypes: Any) -> Any:
@@ -58,10 +42,6 @@ def _fwd_shape(pred: Any, target: Any, coef: Any) -> Any:
     return _check_shapes(pred, target)
 
 
-def _fwd_dtype(pred: Any, target: Any, coef: Any) -> Any:
-    return _check_dtypes(pred, target, coef)
-
-
 def _bwd_shape(pred: Any, target: Any, coef: Any, dout: Any) -> Any:
     shape = _check_shapes(pred, target, dout)
     return shape, shape
@@ -72,46 +52,42 @@ def _bwd_dtype(pred: Any, target: Any, coef: Any, dout: Any) -> Any:
     return dtype, dtype
 
 
-def kernel_ops(device: str) -> Tuple[Any, Any]:
-    """(forward, backward) Custom ops for ``device``, built once per process."""
-    if device not in _OPS:
-        path = kernel_path("focal_loss", device)
-        bwd = aot_op(
-            path,
-            "FocalLossBackward",
-            _bwd_shape,
-            _bwd_dtype,
-            _reg_info("mscompat_focal_loss_backward", 4, 2, device),
-        )
-
-        def bprop(pred: Tensor, target: Tensor, coef: Tensor, out: Tensor, dout: Tensor) -> Any:
-            dpred, dtarget = bwd(pred, target, coef, dout)
-            return dpred, dtarget, ops.zeros_like(coef)
-
-        fwd = aot_op(
-            path,
-            "FocalLossForward",
-            _fwd_shape,
-            _fwd_dtype,
-            _reg_info("mscompat_focal_loss_forward", 3, 1, device),
-            bprop,
-        )
-        _OPS[device] = (fwd, bwd)
-        FORWARD[device] = fwd
-    return _OPS[device]
+def _bprop(pred: Tensor, target: Tensor, coef: Tensor, out: Tensor, dout: Tensor) -> Any:
+    dpred, dtarget = KERNELS[device_target()]["FocalLossBackward"](pred, target, coef, dout)
+    return (dpred, dtarget) + zeros(coef)
 
 
-def probe() -> None:
-    """Registry probe: the kernel library loads and computes one known value."""
-    from mscompat.custom_ops.registry import current_device
-
-    try:
-        fwd, _ = kernel_ops(current_device())
-    except KernelUnavailableError as exc:
-        warn_once("focal_loss", f"mscompat: {exc}")
-        raise
+def _self_check(k: Dict[str, Any]) -> None:
     x = Tensor(np.array([0.0], np.float32))
-    out = fwd(x, x, Tensor(np.array([2.0, 0.25], np.float32))).asnumpy()
+    out = k["FocalLossForward"](x, x, Tensor(np.array([2.0, 0.25], np.float32))).asnumpy()
     # pred 0, target 0: bce = log 2, pt = 1/2, focal weight 0.75 * 1/4
-    if not np.allclose(out, [0.75 * 0.25 * np.log(2.0)], rtol=1e-6):
-        raise RuntimeError(f"focal loss kernel self-check failed: {out}")
+    expect(np.allclose(out, [0.75 * 0.25 * np.log(2.0)], rtol=1e-6), "focal loss kernel", out)
+
+
+LIBRARY = KernelLibrary(
+    "focal_loss",
+    [
+        Entry(
+            "FocalLossForward",
+            "pred target coef -> loss",
+            FLOATS,
+            _fwd_shape,
+            _bprop,
+            out_dtype=_check_dtypes,
+        ),
+        Entry(
+            "FocalLossBackward",
+            "pred target coef dloss -> dpred dtarget",
+            FLOATS,
+            _bwd_shape,
+            bprop=None,
+            out_dtype=_bwd_dtype,
+        ),
+    ],
+    _self_check,
+)
+#: device -> entry point -> Custom op, filled by :func:`probe`; indexed inside graphs.
+KERNELS = LIBRARY.kernels
+#: device -> the forward Custom op (the front door's), filled with :data:`KERNELS`.
+FORWARD: Dict[str, Any] = LIBRARY.table("FocalLossForward")
+probe = LIBRARY.probe

@@ -11,38 +11,16 @@ other's bprop. ``geom`` is (9,) int64
 
 from __future__ import annotations
 
-from typing import Any, Dict, Tuple
+from typing import Any, Dict
 
 import mindspore as ms
 import numpy as np
-from mindspore import Tensor, ops
-from mindspore.ops import CustomRegOp, DataType
+from mindspore import Tensor
 
-from mscompat.custom_ops.aot import (
-    COPY_TYPES,
-    KernelUnavailableError,
-    aot_op,
-    kernel_path,
-    same_dtype,
-    warn_once,
-)
-from mscompat.custom_ops.registry import current_device, device_target
+from mscompat.custom_ops.aot import COPY_TYPES, FLOATS, Entry, KernelLibrary, expect, zeros
+from mscompat.custom_ops.registry import device_target
 
-__all__ = ["KERNELS", "kernel_ops", "probe"]
-
-#: device -> entry point -> the Custom op, filled by :func:`kernel_ops`.
-KERNELS: Dict[str, Dict[str, Any]] = {}
-
-_I64 = DataType.I64_Default
-_I8 = DataType.I8_Default
-
-
-def _reg(name: str, data: str, out: str, target: str, dtypes: Tuple[Any, ...]) -> Any:
-    reg = CustomRegOp(name).input(0, data).input(1, "geom").input(2, "cols_shape")
-    reg = reg.input(3, "image_shape").output(0, out)
-    for dt in dtypes:
-        reg = reg.dtype_format(dt, _I64, _I8, _I8, dt)
-    return reg.target(target).get_op_info()
+__all__ = ["KERNELS", "LIBRARY", "probe"]
 
 
 def _cols_shape(x: Any, geom: Any, cols: Any, image: Any) -> Any:
@@ -61,60 +39,38 @@ def _im2col_bprop(
         dx = col2im(dout.astype(ms.float32), geom, cols, image).astype(ms.float16)
     else:
         dx = col2im(dout, geom, cols, image)
-    z = ops.zeros_like
-    return dx, z(geom), z(cols), z(image)
+    return (dx,) + zeros(geom, cols, image)
 
 
 def _col2im_bprop(
     c: Tensor, geom: Tensor, cols: Tensor, image: Tensor, out: Tensor, dout: Tensor
 ) -> Any:
-    dc = KERNELS[device_target()]["Im2Col"](dout, geom, cols, image)
-    z = ops.zeros_like
-    return dc, z(geom), z(cols), z(image)
+    return (KERNELS[device_target()]["Im2Col"](dout, geom, cols, image),) + zeros(geom, cols, image)
 
 
-def kernel_ops(device: str) -> Tuple[Any, Any]:
-    """The ``Im2Col`` and ``Col2Im`` Custom ops for ``device`` (built once)."""
-    if device not in KERNELS:
-        path = kernel_path("fold", device)
-        f32, f64 = DataType.F32_Default, DataType.F64_Default
-        im2col = aot_op(
-            path,
-            "Im2Col",
-            _cols_shape,
-            same_dtype,
-            _reg("mscompat_im2col", "x", "cols", device, COPY_TYPES),
-            _im2col_bprop,
-        )
-        col2im = aot_op(
-            path,
-            "Col2Im",
-            _image_shape,
-            same_dtype,
-            _reg("mscompat_col2im", "cols", "x", device, (f32, f64)),
-            _col2im_bprop,
-        )
-        KERNELS[device] = {"Im2Col": im2col, "Col2Im": col2im}
-    return KERNELS[device]["Im2Col"], KERNELS[device]["Col2Im"]
-
-
-def probe() -> None:
-    """Registry probe: the library loads, unfolds and folds a small case as PyTorch does."""
-    try:
-        im2col, col2im = kernel_ops(current_device())
-    except KernelUnavailableError as exc:
-        warn_once("fold", f"mscompat: {exc}")
-        raise
+def _self_check(k: Dict[str, Any]) -> None:
+    """Unfolds and folds a small case as PyTorch does."""
     x = Tensor(np.arange(1, 7, dtype=np.float32).reshape(1, 1, 2, 3))
     geom = Tensor(np.array([2, 2, 1, 1, 0, 0, 1, 1, 0], np.int64))  # k2, no padding, stride 1
-    cols_shape = Tensor(np.zeros((4, 2), np.int8))
-    image_shape = Tensor(np.zeros((2, 3), np.int8))
-    cols = im2col(x, geom, cols_shape, image_shape).asnumpy()
+    carriers = (Tensor(np.zeros((4, 2), np.int8)), Tensor(np.zeros((2, 3), np.int8)))
+    cols = k["Im2Col"](x, geom, *carriers).asnumpy()
     # torch.nn.functional.unfold(x, 2)
     want = [[1.0, 2.0], [2.0, 3.0], [4.0, 5.0], [5.0, 6.0]]
-    if cols.shape != (1, 4, 2) or cols[0].tolist() != want:
-        raise RuntimeError(f"im2col kernel self-check failed: {cols}")
-    back = col2im(Tensor(cols), geom, cols_shape, image_shape).asnumpy()
+    expect(cols.shape == (1, 4, 2) and cols[0].tolist() == want, "im2col kernel", cols)
+    back = k["Col2Im"](Tensor(cols), geom, *carriers).asnumpy()
     # torch.nn.functional.fold(that, (2, 3), 2): each element times the blocks covering it
-    if back.reshape(-1).tolist() != [1.0, 4.0, 3.0, 4.0, 10.0, 6.0]:
-        raise RuntimeError(f"col2im kernel self-check failed: {back}")
+    expect(back.reshape(-1).tolist() == [1.0, 4.0, 3.0, 4.0, 10.0, 6.0], "col2im kernel", back)
+
+
+_GEOMETRY = "geom:i64 cols_shape:i8 image_shape:i8"
+LIBRARY = KernelLibrary(
+    "fold",
+    [
+        Entry("Im2Col", f"x {_GEOMETRY} -> cols", COPY_TYPES, _cols_shape, _im2col_bprop),
+        Entry("Col2Im", f"cols {_GEOMETRY} -> x", FLOATS, _image_shape, _col2im_bprop),
+    ],
+    _self_check,
+)
+#: device -> entry point -> Custom op, filled by :func:`probe`; indexed inside graphs.
+KERNELS = LIBRARY.kernels
+probe = LIBRARY.probe

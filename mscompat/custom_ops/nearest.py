@@ -10,58 +10,24 @@ float32 and rounded once, as PyTorch's CPU kernel does). The ``aot`` backend of
 
 from __future__ import annotations
 
-from typing import Any, Dict, Tuple
+from typing import Any, Dict
 
 import mindspore as ms
 import numpy as np
-from mindspore import Tensor, ops
-from mindspore.ops import CustomRegOp, DataType
+from mindspore import Tensor
+from mindspore.ops import DataType
 
-from mscompat.custom_ops.aot import (
-    KernelUnavailableError,
-    aot_op,
-    kernel_path,
-    same_dtype,
-    warn_once,
-)
-from mscompat.custom_ops.registry import current_device, device_target
+from mscompat.custom_ops.aot import HALF_FLOATS, Entry, KernelLibrary, expect, shape_of, zeros
+from mscompat.custom_ops.registry import device_target
 
-__all__ = ["KERNELS", "kernel_ops", "probe"]
+__all__ = ["KERNELS", "LIBRARY", "probe"]
 
-#: device -> entry point -> the Custom op, filled by :func:`kernel_ops`.
-KERNELS: Dict[str, Dict[str, Any]] = {}
-
-_I64 = DataType.I64_Default
 _F16, _F32, _F64 = DataType.F16_Default, DataType.F32_Default, DataType.F64_Default
-
-
-def _gather_reg(target: str) -> Any:
-    reg = CustomRegOp("mscompat_nearest_gather").input(0, "x")
-    for i in range(3):
-        reg = reg.input(i + 1, f"t{i}")
-    reg = reg.output(0, "y")
-    for fmt in (_F16, _F32, _F64, DataType.U8_Default):  # uint8: images, a copy as well
-        reg = reg.dtype_format(fmt, _I64, _I64, _I64, fmt)
-    return reg.target(target).get_op_info()
-
-
-def _scatter_reg(target: str) -> Any:
-    reg = CustomRegOp("mscompat_nearest_scatter_add").input(0, "dy").input(1, "x")
-    for i in range(3):
-        reg = reg.input(i + 2, f"t{i}")
-    reg = reg.output(0, "dx")
-    for dy, x in ((_F32, _F32), (_F64, _F64), (_F32, _F16)):
-        reg = reg.dtype_format(dy, x, _I64, _I64, _I64, dy)
-    return reg.target(target).get_op_info()
 
 
 def _gather_shape(x: Any, t0: Any, t1: Any, t2: Any) -> Any:
     dims = len(x) - 2
     return list(x[:2]) + [t0[0], t1[0], t2[0]][3 - dims :]
-
-
-def _scatter_shape(dy: Any, x: Any, *_: Any) -> Any:
-    return list(x)
 
 
 def _gather_bprop(x: Tensor, t0: Tensor, t1: Tensor, t2: Tensor, out: Tensor, dout: Tensor) -> Any:
@@ -70,49 +36,45 @@ def _gather_bprop(x: Tensor, t0: Tensor, t1: Tensor, t2: Tensor, out: Tensor, do
         dx = scatter(dout.astype(ms.float32), x, t0, t1, t2).astype(ms.float16)
     else:
         dx = scatter(dout, x, t0, t1, t2)
-    return dx, ops.zeros_like(t0), ops.zeros_like(t1), ops.zeros_like(t2)
+    return (dx,) + zeros(t0, t1, t2)
 
 
-def _scatter_bprop(
-    dy: Tensor, x: Tensor, t0: Tensor, t1: Tensor, t2: Tensor, out: Tensor, dout: Tensor
-) -> Any:
-    z = ops.zeros_like
-    return z(dy), z(x), z(t0), z(t1), z(t2)
-
-
-def kernel_ops(device: str) -> Tuple[Any, Any]:
-    """The ``NearestGather`` and ``NearestScatterAdd`` Custom ops for ``device``, built once."""
-    if device not in KERNELS:
-        path = kernel_path("nearest", device)
-        scatter = aot_op(
-            path,
-            "NearestScatterAdd",
-            _scatter_shape,
-            same_dtype,
-            _scatter_reg(device),
-            _scatter_bprop,
-        )
-        gather = aot_op(
-            path, "NearestGather", _gather_shape, same_dtype, _gather_reg(device), _gather_bprop
-        )
-        KERNELS[device] = {"NearestGather": gather, "NearestScatterAdd": scatter}
-    return KERNELS[device]["NearestGather"], KERNELS[device]["NearestScatterAdd"]
-
-
-def probe() -> None:
-    """Registry probe: the library loads, gathers and scatter-adds a small case correctly."""
-    try:
-        gather, scatter = kernel_ops(current_device())
-    except KernelUnavailableError as exc:
-        warn_once("nearest", f"mscompat: {exc}")
-        raise
+def _self_check(k: Dict[str, Any]) -> None:
+    """Gathers and scatter-adds a small case as PyTorch does."""
     x = Tensor(np.arange(6, dtype=np.float32).reshape(1, 1, 2, 3))
     zero = Tensor(np.zeros((1,), np.int64))
     rows = Tensor(np.array([0, 0, 1], np.int64))
     cols = Tensor(np.array([0, 0, 1, 1, 2, 2], np.int64))
-    y = gather(x, zero, rows, cols).asnumpy()
-    if y[0, 0, 2].tolist() != [3.0, 3.0, 4.0, 4.0, 5.0, 5.0] or y[0, 0, 1, 5] != 2.0:
-        raise RuntimeError(f"nearest kernel self-check failed: {y}")
-    dx = scatter(Tensor(np.ones((1, 1, 3, 6), np.float32)), x, zero, rows, cols).asnumpy()
-    if dx.reshape(-1).tolist() != [4.0, 4.0, 4.0, 2.0, 2.0, 2.0]:
-        raise RuntimeError(f"nearest backward self-check failed: {dx}")
+    y = k["NearestGather"](x, zero, rows, cols).asnumpy()
+    ok = y[0, 0, 2].tolist() == [3.0, 3.0, 4.0, 4.0, 5.0, 5.0] and y[0, 0, 1, 5] == 2.0
+    expect(ok, "nearest kernel", y)
+    dy = Tensor(np.ones((1, 1, 3, 6), np.float32))
+    dx = k["NearestScatterAdd"](dy, x, zero, rows, cols).asnumpy()
+    expect(dx.reshape(-1).tolist() == [4.0, 4.0, 4.0, 2.0, 2.0, 2.0], "nearest backward", dx)
+
+
+_TABLES = "t0:i64 t1:i64 t2:i64"
+LIBRARY = KernelLibrary(
+    "nearest",
+    [
+        # uint8: images, a copy as well
+        Entry(
+            "NearestGather",
+            f"x {_TABLES} -> y",
+            (*HALF_FLOATS, DataType.U8_Default),
+            _gather_shape,
+            _gather_bprop,
+        ),
+        # float16 gradients are accumulated in float32 (dy) for a float16 x
+        Entry(
+            "NearestScatterAdd",
+            f"dy x:U {_TABLES} -> dx",
+            ((_F32, _F32), (_F64, _F64), (_F32, _F16)),
+            shape_of(1),
+        ),
+    ],
+    _self_check,
+)
+#: device -> entry point -> Custom op, filled by :func:`probe`; indexed inside graphs.
+KERNELS = LIBRARY.kernels
+probe = LIBRARY.probe

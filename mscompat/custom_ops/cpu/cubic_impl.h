@@ -1,14 +1,10 @@
-// The bicubic-interpolation kernels' implementation (see cubic_kernel.cc), included twice there:
-// once for any CPU, once compiled for FMA (chosen at run time where the CPU has it; the
-// arithmetic is the same, the fused multiply-adds are instructions instead of calls).
-// No include guard on purpose; MSCOMPAT_CUBIC_NS names the namespace of each copy.
+// The bicubic-interpolation kernels' implementation (see cubic_kernel.cc), compiled twice by
+// fma_build.h. No include guard on purpose; MSCOMPAT_NS names the namespace of each copy.
 
-namespace MSCOMPAT_CUBIC_NS {
+namespace MSCOMPAT_NS {
 
-constexpr int kOk = 0;
-constexpr int kBadArity = 1;
-constexpr int kBadDtype = 2;
-constexpr int kBadShape = 3;
+using namespace mscompat::status;
+using mscompat::HasShape;
 
 inline float Fma(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
 inline double Fma(double a, double b, double c) { return __builtin_fma(a, b, c); }
@@ -69,10 +65,7 @@ void MakeAxis(const T *src, int64_t n, int64_t o, bool forward, bool half_weight
   }
 }
 
-template <typename F>
-void ParallelFor(int64_t n, int64_t work, F body) {
-  mscompat::ParallelFor(n, work, 1 << 16, 1 << 15, body);
-}
+using mscompat::ParallelFor;
 
 // PyTorch's generic kernel (Interpolate<n, ..., 4>): per level t_0 * w_0 + t_1 * w_1 with the
 // first product fused, then the two remaining terms fused one at a time.
@@ -177,16 +170,12 @@ int ReadAxes(void **params, int *ndims, int64_t **shapes, int x_at, int first, b
   return kOk;
 }
 
-inline bool IsShape(int nd, const int64_t *shape, int64_t n, int64_t c, int64_t h, int64_t w) {
-  return nd == 4 && shape[0] == n && shape[1] == c && shape[2] == h && shape[3] == w;
-}
-
 template <typename T>
 int RunForward(void **params, int *ndims, int64_t **shapes) {
   Axis<T> ah, aw;
   if (int rc = ReadAxes(params, ndims, shapes, 0, 1, true, &ah, &aw)) return rc;
   const int64_t *xs = shapes[0];
-  if (!IsShape(ndims[4], shapes[4], xs[0], xs[1], ah.o, aw.o)) return kBadShape;
+  if (!HasShape(ndims[4], shapes[4], {xs[0], xs[1], ah.o, aw.o})) return kBadShape;
   Forward(static_cast<const T *>(params[0]), xs[0] * xs[1], ah, aw, static_cast<T *>(params[4]));
   return kOk;
 }
@@ -196,8 +185,8 @@ int RunBackward(void **params, int *ndims, int64_t **shapes) {
   Axis<T> ah, aw;
   if (int rc = ReadAxes(params, ndims, shapes, 1, 2, false, &ah, &aw)) return rc;
   const int64_t *xs = shapes[1];
-  if (!IsShape(ndims[0], shapes[0], xs[0], xs[1], ah.o, aw.o) ||
-      !IsShape(ndims[5], shapes[5], xs[0], xs[1], xs[2], xs[3]))
+  if (!HasShape(ndims[0], shapes[0], {xs[0], xs[1], ah.o, aw.o}) ||
+      !HasShape(ndims[5], shapes[5], {xs[0], xs[1], xs[2], xs[3]}))
     return kBadShape;
   const T *dy = static_cast<const T *>(params[0]);
   T *dx = static_cast<T *>(params[5]);
@@ -209,4 +198,4 @@ int RunBackward(void **params, int *ndims, int64_t **shapes) {
   return kOk;
 }
 
-}  // namespace MSCOMPAT_CUBIC_NS
+}  // namespace MSCOMPAT_NS

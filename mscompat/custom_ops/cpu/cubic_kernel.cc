@@ -17,10 +17,8 @@
 //   CubicResampleBackward(dy, x, src_h, src_w, opts) -> dx
 //     PyTorch's backward loop (x is read for its shape only).
 //
-// Calling convention (MindSpore aot): int Fn(int nparam, void **params, int *ndims,
-// int64_t **shapes, const char **dtypes, void *stream, void *extra); params holds the inputs,
-// then the outputs. The forward splits output rows over threads, the backward planes
-// (MSCOMPAT_NUM_THREADS caps them).
+// Calling convention: common.h. The forward splits output rows over threads, the backward
+// planes (MSCOMPAT_NUM_THREADS caps them).
 
 #include <algorithm>
 #include <cmath>
@@ -29,65 +27,21 @@
 #include <initializer_list>
 #include <vector>
 
-#include "dispatch.h"
+#include "common.h"
 #include "half.h"
 #include "parallel.h"
 
-#define MSCOMPAT_CUBIC_NS mscompat_cubic_generic
-#include "cubic_impl.h"
-#undef MSCOMPAT_CUBIC_NS
+#define MSCOMPAT_IMPL "cubic_impl.h"
+#include "fma_build.h"
 
-#if defined(__GNUC__) && defined(__x86_64__)
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
-#define MSCOMPAT_CUBIC_NS mscompat_cubic_fma
-#include "cubic_impl.h"
-#undef MSCOMPAT_CUBIC_NS
-#pragma GCC pop_options
-#define MSCOMPAT_CUBIC_HAVE_FMA_PATH 1
-#endif
-
-namespace {
-
-constexpr int kBadArity = mscompat_cubic_generic::kBadArity;
-constexpr int kBadDtype = mscompat_cubic_generic::kBadDtype;
-
-using mscompat::AllDtype;
-
-template <typename T>
-int Forward(void **params, int *ndims, int64_t **shapes) {
-#ifdef MSCOMPAT_CUBIC_HAVE_FMA_PATH
-  if (mscompat::CpuHasFma()) return mscompat_cubic_fma::RunForward<T>(params, ndims, shapes);
-#endif
-  return mscompat_cubic_generic::RunForward<T>(params, ndims, shapes);
-}
-
-template <typename T>
-int Backward(void **params, int *ndims, int64_t **shapes) {
-#ifdef MSCOMPAT_CUBIC_HAVE_FMA_PATH
-  if (mscompat::CpuHasFma()) return mscompat_cubic_fma::RunBackward<T>(params, ndims, shapes);
-#endif
-  return mscompat_cubic_generic::RunBackward<T>(params, ndims, shapes);
-}
-
-}  // namespace
-
+// params: x, src_h, src_w, opts, y
 extern "C" int CubicResample(int nparam, void **params, int *ndims, int64_t **shapes,
                              const char **dtypes, void *, void *) {
-  if (nparam != 5) return kBadArity;
-  if (!AllDtype(dtypes, {3}, "int64")) return kBadDtype;
-  if (AllDtype(dtypes, {0, 1, 2, 4}, "float32")) return Forward<float>(params, ndims, shapes);
-  if (AllDtype(dtypes, {0, 1, 2, 4}, "float64")) return Forward<double>(params, ndims, shapes);
-  return kBadDtype;
+  return Launch(false, 5, {3}, {0, 1, 2, 4}, nparam, params, ndims, shapes, dtypes);
 }
 
+// params: dy, x, src_h, src_w, opts, dx
 extern "C" int CubicResampleBackward(int nparam, void **params, int *ndims, int64_t **shapes,
                                      const char **dtypes, void *, void *) {
-  if (nparam != 6) return kBadArity;
-  if (!AllDtype(dtypes, {4}, "int64")) return kBadDtype;
-  if (AllDtype(dtypes, {0, 1, 2, 3, 5}, "float32"))
-    return Backward<float>(params, ndims, shapes);
-  if (AllDtype(dtypes, {0, 1, 2, 3, 5}, "float64"))
-    return Backward<double>(params, ndims, shapes);
-  return kBadDtype;
+  return Launch(true, 6, {4}, {0, 1, 2, 3, 5}, nparam, params, ndims, shapes, dtypes);
 }

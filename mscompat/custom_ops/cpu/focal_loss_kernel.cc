@@ -1,9 +1,8 @@
 // Sigmoid focal loss (MMDetection's py_sigmoid_focal_loss, elementwise part): fused forward and
 // backward CPU kernels for MindSpore's ops.Custom(func_type="aot").
 //
-// Calling convention (MindSpore aot): int Fn(int nparam, void **params, int *ndims,
-// int64_t **shapes, const char **dtypes, void *stream, void *extra); params holds the inputs,
-// then the outputs. Return 0 on success; any other value becomes a RuntimeError in Python.
+// Calling convention and status codes: common.h (a non-zero code becomes a RuntimeError in
+// Python).
 //
 //   FocalLossForward(pred, target, coef) -> loss               coef = [gamma, alpha]
 //   FocalLossBackward(pred, target, coef, dloss) -> (dpred, dtarget)
@@ -29,27 +28,13 @@ extern "C" __m256 _ZGVdN8v_log1pf(__m256);
 #include <cstdlib>
 #include <cstring>
 
+#include "common.h"
 #include "parallel.h"
 
 namespace {
 
-constexpr int kOk = 0;
-constexpr int kBadArity = 1;
-constexpr int kBadDtype = 2;
-constexpr int kBadShape = 3;
-
-int64_t NumElements(int ndim, const int64_t *shape) {
-  int64_t n = 1;
-  for (int i = 0; i < ndim; ++i) n *= shape[i];
-  return n;
-}
-
-bool SameShape(int nd_a, const int64_t *a, int nd_b, const int64_t *b) {
-  if (nd_a != nd_b) return false;
-  for (int i = 0; i < nd_a; ++i)
-    if (a[i] != b[i]) return false;
-  return true;
-}
+using namespace mscompat::status;
+using mscompat::NumElements;
 
 // Elementwise work: one thread below 2^15 elements, one per 2^14 above (parallel.h's pool).
 template <typename F>
@@ -86,20 +71,29 @@ int64_t VectorBackward(const T *, const T *, T, T, const T *, T *, T *, int64_t 
   return begin;
 }
 
+// The terms of the loss at one element (a_neg = 1 - alpha).
+template <typename T>
+struct Terms {
+  T p, bce, pt, alpha_t;
+
+  Terms(T xi, T ti, T alpha, T a_neg) {
+    const T e = std::exp(-std::abs(xi));
+    p = xi >= T(0) ? T(1) / (T(1) + e) : e / (T(1) + e);
+    const T log_sig = std::min(xi, T(0)) - std::log1p(e);
+    bce = (T(1) - ti) * xi - log_sig;
+    pt = (T(1) - p) * ti + p * (T(1) - ti);
+    alpha_t = alpha * ti + a_neg * (T(1) - ti);
+  }
+};
+
 template <typename T>
 void Forward(const T *x, const T *t, T gamma, T alpha, T *loss, int64_t n) {
   const T a_neg = T(1) - alpha;
   ParallelFor(n, [=](int64_t begin_, int64_t end) {
     const int64_t begin = VectorForward(x, t, gamma, alpha, loss, begin_, end);
     for (int64_t i = begin; i < end; ++i) {
-      const T xi = x[i], ti = t[i];
-      const T e = std::exp(-std::abs(xi));
-      const T p = xi >= T(0) ? T(1) / (T(1) + e) : e / (T(1) + e);
-      const T log_sig = std::min(xi, T(0)) - std::log1p(e);
-      const T bce = (T(1) - ti) * xi - log_sig;
-      const T pt = (T(1) - p) * ti + p * (T(1) - ti);
-      const T alpha_t = alpha * ti + a_neg * (T(1) - ti);
-      loss[i] = bce * (alpha_t * PowGamma(pt, gamma));
+      const Terms<T> r(x[i], t[i], alpha, a_neg);
+      loss[i] = r.bce * (r.alpha_t * PowGamma(r.pt, gamma));
     }
   });
 }
@@ -111,12 +105,8 @@ void Backward(const T *x, const T *t, T gamma, T alpha, const T *dloss, T *dx, T
     const int64_t begin = VectorBackward(x, t, gamma, alpha, dloss, dx, dt, begin_, end);
     for (int64_t i = begin; i < end; ++i) {
       const T xi = x[i], ti = t[i], g = dloss[i];
-      const T e = std::exp(-std::abs(xi));
-      const T p = xi >= T(0) ? T(1) / (T(1) + e) : e / (T(1) + e);
-      const T log_sig = std::min(xi, T(0)) - std::log1p(e);
-      const T bce = (T(1) - ti) * xi - log_sig;
-      const T pt = (T(1) - p) * ti + p * (T(1) - ti);
-      const T alpha_t = alpha * ti + a_neg * (T(1) - ti);
+      const Terms<T> r(xi, ti, alpha, a_neg);
+      const T p = r.p, bce = r.bce, pt = r.pt, alpha_t = r.alpha_t;
       const T pw = PowGamma(pt, gamma);
       const T dpw = PowGammaGrad(pt, gamma);
       const T fw = alpha_t * pw;
@@ -127,7 +117,6 @@ void Backward(const T *x, const T *t, T gamma, T alpha, const T *dloss, T *dx, T
     }
   });
 }
-
 
 #ifdef MSCOMPAT_AVX2
 // Float32 AVX2 versions of Forward/Backward (8 elements per step, same formulas); the scalar
@@ -250,78 +239,33 @@ int64_t VectorBackward<float>(const float *x, const float *t, float gamma, float
 }
 #endif
 
-enum class DType { kF32, kF64, kOther };
-
-DType ParseDtype(const char *name) {
-  if (std::strcmp(name, "float32") == 0) return DType::kF32;
-  if (std::strcmp(name, "float64") == 0) return DType::kF64;
-  return DType::kOther;
-}
-
-int CheckSame(int count, int *ndims, int64_t **shapes, const char **dtypes, DType *dtype) {
-  *dtype = ParseDtype(dtypes[0]);
-  if (*dtype == DType::kOther) return kBadDtype;
-  for (int i = 1; i < count; ++i) {
-    if (ParseDtype(dtypes[i]) != *dtype) return kBadDtype;
-    if (!SameShape(ndims[0], shapes[0], ndims[i], shapes[i])) return kBadShape;
-  }
-  return kOk;
-}
-
 }  // namespace
 
 extern "C" int FocalLossForward(int nparam, void **params, int *ndims, int64_t **shapes,
-                                const char **dtypes, void *stream, void *extra) {
-  (void)stream;
-  (void)extra;
+                                const char **dtypes, void *, void *) {
   if (nparam != 4) return kBadArity;
-  // params: pred, target, coef, loss
-  DType dtype;
-  int *nd = ndims;
-  int64_t **sh = shapes;
-  const char *dts[4] = {dtypes[0], dtypes[1], dtypes[3], dtypes[2]};
-  int nd3[3] = {nd[0], nd[1], nd[3]};
-  int64_t *sh3[3] = {sh[0], sh[1], sh[3]};
-  int rc = CheckSame(3, nd3, sh3, dts, &dtype);
-  if (rc != kOk) return rc;
-  if (ParseDtype(dtypes[2]) != dtype || NumElements(nd[2], sh[2]) != 2) return kBadShape;
-  const int64_t n = NumElements(nd[0], sh[0]);
-  if (dtype == DType::kF32) {
-    auto *c = static_cast<const float *>(params[2]);
-    Forward(static_cast<const float *>(params[0]), static_cast<const float *>(params[1]), c[0],
-            c[1], static_cast<float *>(params[3]), n);
-  } else {
-    auto *c = static_cast<const double *>(params[2]);
-    Forward(static_cast<const double *>(params[0]), static_cast<const double *>(params[1]), c[0],
-            c[1], static_cast<double *>(params[3]), n);
-  }
-  return kOk;
+  // params: pred, target, coef (2 elements), loss
+  if (int rc = mscompat::CheckElementwise(ndims, shapes, dtypes, {0, 1, 3}, 2, 2)) return rc;
+  const int64_t n = NumElements(ndims[0], shapes[0]);
+  return mscompat::ByDtype<float, double>(dtypes[0], [&](auto v) {
+    using T = decltype(v);
+    const T *c = static_cast<const T *>(params[2]);
+    Forward(static_cast<const T *>(params[0]), static_cast<const T *>(params[1]), c[0], c[1],
+            static_cast<T *>(params[3]), n);
+  });
 }
 
 extern "C" int FocalLossBackward(int nparam, void **params, int *ndims, int64_t **shapes,
-                                 const char **dtypes, void *stream, void *extra) {
-  (void)stream;
-  (void)extra;
+                                 const char **dtypes, void *, void *) {
   if (nparam != 6) return kBadArity;
-  // params: pred, target, coef, dloss, dpred, dtarget
-  DType dtype;
-  const char *dts[5] = {dtypes[0], dtypes[1], dtypes[3], dtypes[4], dtypes[5]};
-  int nd5[5] = {ndims[0], ndims[1], ndims[3], ndims[4], ndims[5]};
-  int64_t *sh5[5] = {shapes[0], shapes[1], shapes[3], shapes[4], shapes[5]};
-  int rc = CheckSame(5, nd5, sh5, dts, &dtype);
-  if (rc != kOk) return rc;
-  if (ParseDtype(dtypes[2]) != dtype || NumElements(ndims[2], shapes[2]) != 2) return kBadShape;
+  // params: pred, target, coef (2 elements), dloss, dpred, dtarget
+  if (int rc = mscompat::CheckElementwise(ndims, shapes, dtypes, {0, 1, 3, 4, 5}, 2, 2)) return rc;
   const int64_t n = NumElements(ndims[0], shapes[0]);
-  if (dtype == DType::kF32) {
-    auto *c = static_cast<const float *>(params[2]);
-    Backward(static_cast<const float *>(params[0]), static_cast<const float *>(params[1]), c[0],
-             c[1], static_cast<const float *>(params[3]), static_cast<float *>(params[4]),
-             static_cast<float *>(params[5]), n);
-  } else {
-    auto *c = static_cast<const double *>(params[2]);
-    Backward(static_cast<const double *>(params[0]), static_cast<const double *>(params[1]), c[0],
-             c[1], static_cast<const double *>(params[3]), static_cast<double *>(params[4]),
-             static_cast<double *>(params[5]), n);
-  }
-  return kOk;
+  return mscompat::ByDtype<float, double>(dtypes[0], [&](auto v) {
+    using T = decltype(v);
+    const T *c = static_cast<const T *>(params[2]);
+    Backward(static_cast<const T *>(params[0]), static_cast<const T *>(params[1]), c[0], c[1],
+             static_cast<const T *>(params[3]), static_cast<T *>(params[4]),
+             static_cast<T *>(params[5]), n);
+  });
 }

@@ -14,25 +14,22 @@
 //     round_half: each addition rounded to float16 (PyTorch's float16 col2im adds in float16;
 //     the caller runs float16 as float32 and casts the exact result back).
 //
-// Calling convention (MindSpore aot): int Fn(int nparam, void **params, int *ndims,
-// int64_t **shapes, const char **dtypes, void *stream, void *extra); params holds the inputs,
-// then the outputs. Work is split over (n, c) planes (MSCOMPAT_NUM_THREADS caps the threads).
+// Calling convention: common.h. Work is split over (n, c) planes (MSCOMPAT_NUM_THREADS caps the
+// threads).
 
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
 
-#include "dispatch.h"
+#include "common.h"
 #include "half.h"
 #include "parallel.h"
 
 namespace {
 
-constexpr int kOk = 0;
-constexpr int kBadArity = 1;
-constexpr int kBadDtype = 2;
-constexpr int kBadShape = 3;
+using namespace mscompat::status;
+using mscompat::AllDtype;
 
 struct Geometry {
   int64_t planes = 0, k = 0, blocks = 0;
@@ -77,7 +74,7 @@ int ReadGeometry(void **params, int *ndims, int64_t **shapes, int x_at, int cols
 
 template <typename F>
 void ForPlanes(const Geometry &g, int64_t work_per_plane, F body) {
-  mscompat::ParallelFor(g.planes, g.planes * work_per_plane, 1 << 16, 1 << 15, body);
+  mscompat::ParallelFor(g.planes, g.planes * work_per_plane, body);
 }
 
 // PyTorch's im2col for the planes [begin, end): element-wise copies.
@@ -141,24 +138,24 @@ void Col2Im(const T *cols, const Geometry &g, T *x) {
   });
 }
 
-template <typename T>
-int RunIm2Col(void **params, int *ndims, int64_t **shapes) {
+// Im2Col (params: x, geom, carriers, cols) or Col2Im (params: cols, geom, carriers, x).
+template <bool kCol2Im, typename T>
+int Run(void **params, int *ndims, int64_t **shapes) {
   Geometry g;
-  if (int rc = ReadGeometry(params, ndims, shapes, 0, 4, &g)) return rc;
-  Im2Col(static_cast<const T *>(params[0]), g, static_cast<T *>(params[4]));
-  return kOk;
-}
-
-template <typename T>
-int RunCol2Im(void **params, int *ndims, int64_t **shapes) {
-  Geometry g;
-  if (int rc = ReadGeometry(params, ndims, shapes, 4, 0, &g)) return rc;
-  Col2Im(static_cast<const T *>(params[0]), g, static_cast<T *>(params[4]));
+  if (int rc = ReadGeometry(params, ndims, shapes, kCol2Im ? 4 : 0, kCol2Im ? 0 : 4, &g))
+    return rc;
+  const T *in = static_cast<const T *>(params[0]);
+  T *out = static_cast<T *>(params[4]);
+  if constexpr (kCol2Im) {
+    Col2Im(in, g, out);
+  } else {
+    Im2Col(in, g, out);
+  }
   return kOk;
 }
 
 bool Carriers(const char **dtypes) {
-  return mscompat::AllDtype(dtypes, {1}, "int64") && mscompat::AllDtype(dtypes, {2, 3}, "int8");
+  return AllDtype(dtypes, {1}, "int64") && AllDtype(dtypes, {2, 3}, "int8");
 }
 
 }  // namespace
@@ -167,27 +164,16 @@ extern "C" int Im2Col(int nparam, void **params, int *ndims, int64_t **shapes,
                       const char **dtypes, void *, void *) {
   if (nparam != 5) return kBadArity;
   if (!Carriers(dtypes) || std::strcmp(dtypes[0], dtypes[4]) != 0) return kBadDtype;
-  const char *dt = dtypes[0];
-  auto is = [dt](std::initializer_list<const char *> names) {
-    for (const char *n : names)
-      if (!std::strcmp(dt, n)) return true;
-    return false;
-  };
   // a copy: only the element size matters
-  if (is({"bool", "int8", "uint8"})) return RunIm2Col<uint8_t>(params, ndims, shapes);
-  if (is({"float16", "bfloat16", "int16", "uint16"}))
-    return RunIm2Col<uint16_t>(params, ndims, shapes);
-  if (is({"float32", "int32", "uint32"})) return RunIm2Col<uint32_t>(params, ndims, shapes);
-  if (is({"float64", "int64", "uint64"})) return RunIm2Col<uint64_t>(params, ndims, shapes);
-  return kBadDtype;
+  return mscompat::ByElementSize(
+      dtypes[0], [&](auto e) { return Run<false, decltype(e)>(params, ndims, shapes); });
 }
 
 extern "C" int Col2Im(int nparam, void **params, int *ndims, int64_t **shapes,
                       const char **dtypes, void *, void *) {
   if (nparam != 5) return kBadArity;
   if (!Carriers(dtypes)) return kBadDtype;
-  if (mscompat::AllDtype(dtypes, {0, 4}, "float32")) return RunCol2Im<float>(params, ndims, shapes);
-  if (mscompat::AllDtype(dtypes, {0, 4}, "float64"))
-    return RunCol2Im<double>(params, ndims, shapes);
-  return kBadDtype;
+  return mscompat::ByDtype<float, double>(
+      mscompat::SharedDtype(dtypes, {0, 4}),
+      [&](auto t) { return Run<true, decltype(t)>(params, ndims, shapes); });
 }

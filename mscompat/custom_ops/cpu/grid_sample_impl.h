@@ -1,16 +1,11 @@
-// The grid_sample kernels' implementation (see grid_sample_kernel.cc), included twice there:
-// once for any x86-64 / other CPU, once compiled for FMA (chosen at run time where the CPU has
-// it; the arithmetic is the same, the fused multiply-adds are instructions instead of calls).
-// No include guard on purpose; MSCOMPAT_GS_NS names the namespace of each copy.
+// The grid_sample kernels' implementation (see grid_sample_kernel.cc), compiled twice by
+// fma_build.h (the AVX2 copy with MSCOMPAT_AVX2). No include guard on purpose; MSCOMPAT_NS names
+// the namespace of each copy.
 
-namespace MSCOMPAT_GS_NS {
+namespace MSCOMPAT_NS {
 
-
-constexpr int kOk = 0;
-constexpr int kBadArity = 1;
-constexpr int kBadDtype = 2;
-constexpr int kBadShape = 3;
-constexpr int kBadOption = 4;
+using namespace mscompat::status;
+using mscompat::HasShape;
 
 enum Mode { kBilinear = 0, kNearest = 1, kBicubic = 2 };
 enum Padding { kZeros = 0, kBorder = 1, kReflection = 2 };
@@ -260,7 +255,7 @@ struct Sampler {
       }
       return Fma(v[3], wt[3][k], Fma(v[2], wt[2][k], Fma(v[1], wt[1][k], v[0] * wt[0][k])));
     };
-#ifdef MSCOMPAT_GS_AVX2
+#ifdef MSCOMPAT_AVX2
     if (std::is_same<T, float>::value && plane < (int64_t(1) << 31)) {
       // Eight points at a time: masked gathers (a masked-out corner reads nothing and is 0),
       // then the same multiply and fused multiply-adds as `point`.
@@ -482,18 +477,11 @@ int ReadGeometry(void **params, int *ndims, int64_t **shapes, int xi, Geometry<T
   return kOk;
 }
 
-bool SameShape(int nd, const int64_t *a, const std::vector<int64_t> &b) {
-  if (nd != static_cast<int>(b.size())) return false;
-  for (int i = 0; i < nd; ++i)
-    if (a[i] != b[i]) return false;
-  return true;
-}
-
 template <typename T>
 int RunForward(void **params, int *ndims, int64_t **shapes) {
   Geometry<T> g;
   if (int rc = ReadGeometry(params, ndims, shapes, 0, &g)) return rc;
-  if (!SameShape(ndims[3], shapes[3], {g.n, g.c, g.ho, g.wo})) return kBadShape;
+  if (!HasShape(ndims[3], shapes[3], {g.n, g.c, g.ho, g.wo})) return kBadShape;
   Forward(static_cast<const T *>(params[0]), static_cast<const T *>(params[1]), g,
           static_cast<T *>(params[3]));
   return kOk;
@@ -503,9 +491,9 @@ template <typename T>
 int RunBackward(void **params, int *ndims, int64_t **shapes) {
   Geometry<T> g;
   if (int rc = ReadGeometry(params, ndims, shapes, 1, &g)) return rc;
-  if (!SameShape(ndims[0], shapes[0], {g.n, g.c, g.ho, g.wo}) ||
-      !SameShape(ndims[4], shapes[4], {g.n, g.c, g.h, g.w}) ||
-      !SameShape(ndims[5], shapes[5], {g.n, g.ho, g.wo, 2}))
+  if (!HasShape(ndims[0], shapes[0], {g.n, g.c, g.ho, g.wo}) ||
+      !HasShape(ndims[4], shapes[4], {g.n, g.c, g.h, g.w}) ||
+      !HasShape(ndims[5], shapes[5], {g.n, g.ho, g.wo, 2}))
     return kBadShape;
   Backward(static_cast<const T *>(params[0]), static_cast<const T *>(params[1]),
            static_cast<const T *>(params[2]), g, static_cast<T *>(params[4]),
@@ -513,4 +501,4 @@ int RunBackward(void **params, int *ndims, int64_t **shapes) {
   return kOk;
 }
 
-}  // namespace MSCOMPAT_GS_NS
+}  // namespace MSCOMPAT_NS

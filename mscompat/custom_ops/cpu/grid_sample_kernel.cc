@@ -20,10 +20,8 @@
 //     grid (N, Do, Ho, Wo, 3), dy (N, C, Do, Ho, Wo), all float32 holding float16 values
 //     (grid_sample_half3d.h)
 //
-// Calling convention (MindSpore aot): int Fn(int nparam, void **params, int *ndims,
-// int64_t **shapes, const char **dtypes, void *stream, void *extra); params holds the inputs,
-// then the outputs. Work is split over threads (MSCOMPAT_NUM_THREADS caps them): the forward
-// over (batch, blocks of points), the backward over the batch, as PyTorch.
+// Calling convention: common.h. Work is split over threads (MSCOMPAT_NUM_THREADS caps them): the
+// forward over (batch, blocks of points), the backward over the batch, as PyTorch.
 
 #include <algorithm>
 #include <cmath>
@@ -36,85 +34,41 @@
 #include <type_traits>
 #include <vector>
 
-#include "dispatch.h"
+#include "common.h"
 #include "grid_sample_half3d.h"
 #include "parallel.h"
 
-#define MSCOMPAT_GS_NS mscompat_gs_generic
-#include "grid_sample_impl.h"
-#undef MSCOMPAT_GS_NS
+#define MSCOMPAT_IMPL "grid_sample_impl.h"
+#include "fma_build.h"
 
-#if defined(__GNUC__) && defined(__x86_64__) && !defined(MSCOMPAT_GS_NO_FMA_PATH)
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
-#include <immintrin.h>
-#define MSCOMPAT_GS_NS mscompat_gs_fma
-#define MSCOMPAT_GS_AVX2 1
-#include "grid_sample_impl.h"
-#undef MSCOMPAT_GS_AVX2
-#undef MSCOMPAT_GS_NS
-#pragma GCC pop_options
-#define MSCOMPAT_GS_HAVE_FMA_PATH 1
-#endif
-
-namespace {
-
-constexpr int kBadArity = mscompat_gs_generic::kBadArity;
-constexpr int kBadDtype = mscompat_gs_generic::kBadDtype;
-
+using namespace mscompat::status;
 using mscompat::AllDtype;
 
-template <typename T>
-int Forward(void **params, int *ndims, int64_t **shapes) {
-#ifdef MSCOMPAT_GS_HAVE_FMA_PATH
-  if (mscompat::CpuHasFma()) return mscompat_gs_fma::RunForward<T>(params, ndims, shapes);
-#endif
-  return mscompat_gs_generic::RunForward<T>(params, ndims, shapes);
-}
-
-template <typename T>
-int Backward(void **params, int *ndims, int64_t **shapes) {
-#ifdef MSCOMPAT_GS_HAVE_FMA_PATH
-  if (mscompat::CpuHasFma()) return mscompat_gs_fma::RunBackward<T>(params, ndims, shapes);
-#endif
-  return mscompat_gs_generic::RunBackward<T>(params, ndims, shapes);
-}
-
-}  // namespace
-
+// params: x, grid, opts, y
 extern "C" int GridSample2d(int nparam, void **params, int *ndims, int64_t **shapes,
                             const char **dtypes, void *, void *) {
-  if (nparam != 4) return kBadArity;
-  if (std::strcmp(dtypes[2], "int64") != 0) return kBadDtype;
-  if (AllDtype(dtypes, {0, 1, 3}, "float32")) return Forward<float>(params, ndims, shapes);
-  if (AllDtype(dtypes, {0, 1, 3}, "float64")) return Forward<double>(params, ndims, shapes);
-  return kBadDtype;
+  return Launch(false, 4, {2}, {0, 1, 3}, nparam, params, ndims, shapes, dtypes);
 }
 
+// params: dy, x, grid, opts, dx, dgrid
 extern "C" int GridSample2dBackward(int nparam, void **params, int *ndims, int64_t **shapes,
                                     const char **dtypes, void *, void *) {
-  if (nparam != 6) return kBadArity;
-  if (std::strcmp(dtypes[3], "int64") != 0) return kBadDtype;
-  if (AllDtype(dtypes, {0, 1, 2, 4, 5}, "float32"))
-    return Backward<float>(params, ndims, shapes);
-  if (AllDtype(dtypes, {0, 1, 2, 4, 5}, "float64"))
-    return Backward<double>(params, ndims, shapes);
-  return kBadDtype;
+  return Launch(true, 6, {3}, {0, 1, 2, 4, 5}, nparam, params, ndims, shapes, dtypes);
 }
 
 extern "C" int GridSample3dHalfBackward(int nparam, void **params, int *ndims, int64_t **shapes,
                                         const char **dtypes, void *, void *) {
   if (nparam != 6) return kBadArity;
-  if (std::strcmp(dtypes[3], "int64") != 0) return kBadDtype;
+  if (!AllDtype(dtypes, {3}, "int64")) return kBadDtype;
   if (!AllDtype(dtypes, {0, 1, 2, 4, 5}, "float32")) return kBadDtype;
   if (ndims[0] != 5 || ndims[1] != 5 || ndims[2] != 5 || ndims[3] != 1 || shapes[3][0] != 3)
-    return mscompat_gs_generic::kBadShape;
+    return kBadShape;
   const int64_t *xs = shapes[1], *gs = shapes[2], *ys = shapes[0];
   const mscompat::half3d::Dims s{xs[0], xs[1], xs[2], xs[3], xs[4], gs[1], gs[2], gs[3]};
   const bool ok = gs[0] == s.n && gs[4] == 3 && ys[0] == s.n && ys[1] == s.c &&
                   ys[2] == s.od && ys[3] == s.oh && ys[4] == s.ow && ndims[4] == 5 &&
                   ndims[5] == 5;
-  if (!ok) return mscompat_gs_generic::kBadShape;
+  if (!ok) return kBadShape;
   const int64_t *opts = static_cast<const int64_t *>(params[3]);
   if (opts[0] != 0 && opts[0] != 1) return kBadDtype;  // bilinear or nearest only
   mscompat::half3d::Backward(static_cast<const float *>(params[0]),
@@ -122,5 +76,5 @@ extern "C" int GridSample3dHalfBackward(int nparam, void **params, int *ndims, i
                              static_cast<const float *>(params[2]), s, static_cast<int>(opts[0]),
                              static_cast<int>(opts[1]), opts[2] != 0,
                              static_cast<float *>(params[4]), static_cast<float *>(params[5]));
-  return mscompat_gs_generic::kOk;
+  return kOk;
 }

@@ -1,22 +1,14 @@
-// The linear-interpolation kernels' implementation (see linear_kernel.cc), included twice there:
-// once for any CPU, once compiled for FMA (chosen at run time where the CPU has it; the
-// arithmetic is the same, the fused multiply-adds are instructions instead of calls).
-// No include guard on purpose; MSCOMPAT_LIN_NS names the namespace of each copy.
+// The linear-interpolation kernels' implementation (see linear_kernel.cc), compiled twice by
+// fma_build.h. No include guard on purpose; MSCOMPAT_NS names the namespace of each copy.
 
-namespace MSCOMPAT_LIN_NS {
+namespace MSCOMPAT_NS {
 
-constexpr int kOk = 0;
-constexpr int kBadArity = 1;
-constexpr int kBadDtype = 2;
-constexpr int kBadShape = 3;
+using namespace mscompat::status;
 
 inline float Fma(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
 inline double Fma(double a, double b, double c) { return __builtin_fma(a, b, c); }
 
-template <typename F>
-void ParallelFor(int64_t n, int64_t work, F body) {
-  mscompat::ParallelFor(n, work, 1 << 16, 1 << 15, body);
-}
+using mscompat::ParallelFor;
 
 // One axis: output position k reads source positions i0[k], i1[k] with weights l0[k], l1[k].
 template <typename T>
@@ -270,4 +262,4 @@ int RunBackward(void **params, int *ndims, int64_t **shapes) {
   return kOk;
 }
 
-}  // namespace MSCOMPAT_LIN_NS
+}  // namespace MSCOMPAT_NS

@@ -21,10 +21,8 @@
 //     PyTorch's backward loop: per plane, in output order, every source element of an output
 //     gets fma(weight, dy, acc) (x is read for its shape only).
 //
-// Calling convention (MindSpore aot): int Fn(int nparam, void **params, int *ndims,
-// int64_t **shapes, const char **dtypes, void *stream, void *extra); params holds the inputs,
-// then the outputs. The forward splits output rows over threads, the backward planes
-// (MSCOMPAT_NUM_THREADS caps them).
+// Calling convention: common.h. The forward splits output rows over threads, the backward
+// planes (MSCOMPAT_NUM_THREADS caps them).
 
 #include <algorithm>
 #include <cstdint>
@@ -32,70 +30,22 @@
 #include <initializer_list>
 #include <vector>
 
-#include "dispatch.h"
+#include "common.h"
 #include "half.h"
 #include "parallel.h"
 
-#define MSCOMPAT_LIN_NS mscompat_lin_generic
-#include "linear_impl.h"
-#undef MSCOMPAT_LIN_NS
+#define MSCOMPAT_IMPL "linear_impl.h"
+#include "fma_build.h"
 
-#if defined(__GNUC__) && defined(__x86_64__)
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
-#define MSCOMPAT_LIN_NS mscompat_lin_fma
-#include "linear_impl.h"
-#undef MSCOMPAT_LIN_NS
-#pragma GCC pop_options
-#define MSCOMPAT_LIN_HAVE_FMA_PATH 1
-#endif
-
-namespace {
-
-constexpr int kBadArity = mscompat_lin_generic::kBadArity;
-constexpr int kBadDtype = mscompat_lin_generic::kBadDtype;
-
-using mscompat::AllDtype;
-
-// idx0, idx1, idx2 and opts.
-bool TablesInt64(const char **dtypes, int first) {
-  return AllDtype(dtypes, {first, first + 2, first + 4, first + 6}, "int64");
-}
-
-template <typename T>
-int Forward(void **params, int *ndims, int64_t **shapes) {
-#ifdef MSCOMPAT_LIN_HAVE_FMA_PATH
-  if (mscompat::CpuHasFma()) return mscompat_lin_fma::RunForward<T>(params, ndims, shapes);
-#endif
-  return mscompat_lin_generic::RunForward<T>(params, ndims, shapes);
-}
-
-template <typename T>
-int Backward(void **params, int *ndims, int64_t **shapes) {
-#ifdef MSCOMPAT_LIN_HAVE_FMA_PATH
-  if (mscompat::CpuHasFma()) return mscompat_lin_fma::RunBackward<T>(params, ndims, shapes);
-#endif
-  return mscompat_lin_generic::RunBackward<T>(params, ndims, shapes);
-}
-
-}  // namespace
-
+// params: x, idx0, lam0, idx1, lam1, idx2, lam2, opts, y
 extern "C" int LinearResample(int nparam, void **params, int *ndims, int64_t **shapes,
                               const char **dtypes, void *, void *) {
-  if (nparam != 9) return kBadArity;
-  if (!TablesInt64(dtypes, 1)) return kBadDtype;
-  if (AllDtype(dtypes, {0, 2, 4, 6, 8}, "float32")) return Forward<float>(params, ndims, shapes);
-  if (AllDtype(dtypes, {0, 2, 4, 6, 8}, "float64")) return Forward<double>(params, ndims, shapes);
-  return kBadDtype;
+  return Launch(false, 9, {1, 3, 5, 7}, {0, 2, 4, 6, 8}, nparam, params, ndims, shapes, dtypes);
 }
 
+// params: dy, x, idx0, lam0, idx1, lam1, idx2, lam2, opts, dx
 extern "C" int LinearResampleBackward(int nparam, void **params, int *ndims, int64_t **shapes,
                                       const char **dtypes, void *, void *) {
-  if (nparam != 10) return kBadArity;
-  if (!TablesInt64(dtypes, 2)) return kBadDtype;
-  if (AllDtype(dtypes, {0, 1, 3, 5, 7, 9}, "float32"))
-    return Backward<float>(params, ndims, shapes);
-  if (AllDtype(dtypes, {0, 1, 3, 5, 7, 9}, "float64"))
-    return Backward<double>(params, ndims, shapes);
-  return kBadDtype;
+  return Launch(true, 10, {2, 4, 6, 8}, {0, 1, 3, 5, 7, 9}, nparam, params, ndims, shapes,
+                dtypes);
 }

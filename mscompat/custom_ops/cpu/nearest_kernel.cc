@@ -16,9 +16,7 @@
 //     the backward, PyTorch's loop: dx = 0, then dx[b, t0[i], t1[j], t2[k]] += dy[b, i, j, k]
 //     in output order; float32/float64 (x is read for its shape only).
 //
-// Calling convention (MindSpore aot): int Fn(int nparam, void **params, int *ndims,
-// int64_t **shapes, const char **dtypes, void *stream, void *extra); params holds the inputs,
-// then the outputs. Planes are split over threads (MSCOMPAT_NUM_THREADS caps them).
+// Calling convention: common.h. Planes are split over threads (MSCOMPAT_NUM_THREADS caps them).
 
 #include <algorithm>
 #include <cstdint>
@@ -27,19 +25,13 @@
 #include <thread>
 #include <vector>
 
+#include "common.h"
 #include "parallel.h"
 
 namespace {
 
-constexpr int kOk = 0;
-constexpr int kBadArity = 1;
-constexpr int kBadDtype = 2;
-constexpr int kBadShape = 3;
-
-template <typename F>
-void ParallelFor(int64_t n, int64_t work, F body) {
-  mscompat::ParallelFor(n, work, 1 << 16, 1 << 15, body);
-}
+using namespace mscompat::status;
+using mscompat::ParallelFor;
 
 struct Geometry {
   int64_t planes, n[3], o[3];
@@ -131,18 +123,6 @@ bool IsOutShape(int nd, const int64_t *shape, const int64_t *xs, int rank, const
   return true;
 }
 
-size_t ElementSize(const char *dt) {
-  if (!std::strcmp(dt, "float16") || !std::strcmp(dt, "int16") || !std::strcmp(dt, "uint16") ||
-      !std::strcmp(dt, "bfloat16"))
-    return 2;
-  if (!std::strcmp(dt, "float32") || !std::strcmp(dt, "int32") || !std::strcmp(dt, "uint32"))
-    return 4;
-  if (!std::strcmp(dt, "float64") || !std::strcmp(dt, "int64") || !std::strcmp(dt, "uint64"))
-    return 8;
-  if (!std::strcmp(dt, "int8") || !std::strcmp(dt, "uint8") || !std::strcmp(dt, "bool")) return 1;
-  return 0;
-}
-
 }  // namespace
 
 extern "C" int NearestGather(int nparam, void **params, int *ndims, int64_t **shapes,
@@ -152,22 +132,10 @@ extern "C" int NearestGather(int nparam, void **params, int *ndims, int64_t **sh
   if (int rc = ReadGeometry(params, ndims, shapes, dtypes, 0, 1, &g)) return rc;
   if (!IsOutShape(ndims[4], shapes[4], shapes[0], ndims[0], g, false)) return kBadShape;
   if (std::strcmp(dtypes[4], dtypes[0]) != 0) return kBadDtype;
-  switch (ElementSize(dtypes[0])) {
-    case 1:
-      Gather(static_cast<const uint8_t *>(params[0]), g, static_cast<uint8_t *>(params[4]));
-      return kOk;
-    case 2:
-      Gather(static_cast<const uint16_t *>(params[0]), g, static_cast<uint16_t *>(params[4]));
-      return kOk;
-    case 4:
-      Gather(static_cast<const uint32_t *>(params[0]), g, static_cast<uint32_t *>(params[4]));
-      return kOk;
-    case 8:
-      Gather(static_cast<const uint64_t *>(params[0]), g, static_cast<uint64_t *>(params[4]));
-      return kOk;
-    default:
-      return kBadDtype;
-  }
+  return mscompat::ByElementSize(dtypes[0], [&](auto e) {  // a copy
+    using E = decltype(e);
+    Gather(static_cast<const E *>(params[0]), g, static_cast<E *>(params[4]));
+  });
 }
 
 extern "C" int NearestScatterAdd(int nparam, void **params, int *ndims, int64_t **shapes,
@@ -179,12 +147,8 @@ extern "C" int NearestScatterAdd(int nparam, void **params, int *ndims, int64_t 
       !IsOutShape(ndims[5], shapes[5], shapes[1], ndims[1], g, true))
     return kBadShape;
   if (std::strcmp(dtypes[5], dtypes[0]) != 0) return kBadDtype;
-  if (!std::strcmp(dtypes[0], "float32")) {
-    ScatterAdd(static_cast<const float *>(params[0]), g, static_cast<float *>(params[5]));
-  } else if (!std::strcmp(dtypes[0], "float64")) {
-    ScatterAdd(static_cast<const double *>(params[0]), g, static_cast<double *>(params[5]));
-  } else {
-    return kBadDtype;
-  }
-  return kOk;
+  return mscompat::ByDtype<float, double>(dtypes[0], [&](auto t) {
+    using T = decltype(t);
+    ScatterAdd(static_cast<const T *>(params[0]), g, static_cast<T *>(params[5]));
+  });
 }

@@ -1,7 +1,8 @@
 // Splitting a kernel's work over threads, shared by the CPU kernels.
 //
 // ParallelFor(n, work, min_work, grain, body) calls body(begin, end) over [0, n) in disjoint
-// chunks: one thread below `min_work` units of work, else up to one thread per `grain` units,
+// chunks: one thread below `min_work` units of work, else up to one thread per `grain` units
+// (ParallelFor(n, work, body): 2^16 and 2^15),
 // at most the hardware's thread count (MSCOMPAT_NUM_THREADS caps it); the calling thread is
 // one of them, and each thread takes the next chunk when it is done with one.
 //
@@ -103,6 +104,16 @@ class HelperPool {
   int waiting_ = 0, running_ = 0;
   unsigned started_ = 0;
 };
+
+template <typename F>
+void ParallelFor(int64_t n, int64_t work, int64_t min_work, int64_t grain, F body);
+
+// ParallelFor with the thresholds most kernels use: one thread below 2^16 units of work, one per
+// 2^15 above.
+template <typename F>
+void ParallelFor(int64_t n, int64_t work, F body) {
+  ParallelFor(n, work, 1 << 16, 1 << 15, body);
+}
 
 template <typename F>
 void ParallelFor(int64_t n, int64_t work, int64_t min_work, int64_t grain, F body) {

@@ -46,9 +46,8 @@
 //     size as in ScatterPlanes; dx[b, j] = dy[b, idx[b, j]] per plane b (0 where the index is
 //     out of range), any 2/4/8-byte dtype.
 //
-// Calling convention (MindSpore aot): int Fn(int nparam, void **params, int *ndims,
-// int64_t **shapes, const char **dtypes, void *stream, void *extra); params holds the inputs,
-// then the outputs. Large inputs are split over threads (MSCOMPAT_NUM_THREADS caps them).
+// Calling convention: common.h. Large inputs are split over threads (MSCOMPAT_NUM_THREADS caps
+// them).
 
 #include <algorithm>
 #include <cmath>
@@ -60,23 +59,15 @@
 #include <type_traits>
 #include <vector>
 
+#include "common.h"
 #include "parallel.h"
 
 namespace {
 
-constexpr int kOk = 0;
-constexpr int kBadArity = 1;
-constexpr int kBadDtype = 2;
-constexpr int kBadShape = 3;
-
-template <typename T>
-inline bool IsNan(T v) {
-  if constexpr (std::is_floating_point<T>::value) {
-    return std::isnan(v);
-  } else {
-    return false;
-  }
-}
+using namespace mscompat::status;
+using mscompat::IsNan;
+using mscompat::ParallelFor;
+using mscompat::SameLead;
 
 // `take ? a : b` without a branch (on random data the compiler's branch mispredicted about half
 // the time for 2x2 windows: 4.7 ms instead of 2.1 ms over 1e6 elements, one thread).
@@ -106,11 +97,6 @@ struct Table {
   const int64_t *pos;
   int64_t out, k;
 };
-
-template <typename F>
-void ParallelFor(int64_t n, int64_t work, F body) {
-  mscompat::ParallelFor(n, work, 1 << 16, 1 << 15, body);
-}
 
 template <typename T>
 void Run(const T *x, int64_t planes, const int64_t *n, const Table *t, T *values,
@@ -293,11 +279,18 @@ bool SplitPlanes(int rank, const int64_t *shape, int n, int64_t *planes, int64_t
   return true;
 }
 
-// Whether a and b have the same first `k` sizes.
-bool SameLead(const int64_t *a, const int64_t *b, int k) {
-  for (int i = 0; i < k; ++i)
-    if (a[i] != b[i]) return false;
-  return true;
+// The scatter/gather kernels' dtypes: int64 indices at params[1], the output (at `out`) in the
+// dtype of params[0].
+bool IndexDtypes(const char **dtypes, int out) {
+  return std::strcmp(dtypes[1], "int64") == 0 && std::strcmp(dtypes[out], dtypes[0]) == 0;
+}
+
+// Runs f(E{}) for float16/32/64 with E the unsigned integer of its size (a copy); kBadDtype else.
+template <typename F>
+int ByFloatSize(const char *dt, F &&f) {
+  for (const char *name : {"float16", "float32", "float64"})
+    if (std::strcmp(dt, name) == 0) return mscompat::ByElementSize(dt, f);
+  return kBadDtype;
 }
 
 }  // namespace
@@ -331,30 +324,16 @@ extern "C" int WindowMax(int nparam, void **params, int *ndims, int64_t **shapes
       if (t[i].pos[j] < 0 || t[i].pos[j] >= n[i]) return kBadShape;
   }
   auto *out = static_cast<int64_t *>(params[6]);
-  const char *dt = dtypes[0];
-  if (std::strcmp(dt, "float32") == 0) {
-    Run(static_cast<const float *>(params[0]), planes, n, t, static_cast<float *>(params[5]), out);
-  } else if (std::strcmp(dt, "float64") == 0) {
-    Run(static_cast<const double *>(params[0]), planes, n, t, static_cast<double *>(params[5]),
-        out);
-  } else if (std::strcmp(dt, "int32") == 0) {
-    Run(static_cast<const int32_t *>(params[0]), planes, n, t, static_cast<int32_t *>(params[5]),
-        out);
-  } else if (std::strcmp(dt, "int64") == 0) {
-    Run(static_cast<const int64_t *>(params[0]), planes, n, t, static_cast<int64_t *>(params[5]),
-        out);
-  } else {
-    return kBadDtype;
-  }
-  return kOk;
+  return mscompat::ByDtype<float, double, int32_t, int64_t>(dtypes[0], [&](auto v) {
+    using T = decltype(v);
+    Run(static_cast<const T *>(params[0]), planes, n, t, static_cast<T *>(params[5]), out);
+  });
 }
-
 
 extern "C" int ScatterPlanes(int nparam, void **params, int *ndims, int64_t **shapes,
                              const char **dtypes, void *, void *) {
   if (nparam != 4) return kBadArity;
-  if (std::strcmp(dtypes[1], "int64") != 0 || std::strcmp(dtypes[3], dtypes[0]) != 0)
-    return kBadDtype;
+  if (!IndexDtypes(dtypes, 3)) return kBadDtype;
   const int rank = ndims[0], n = ndims[2];
   int64_t planes, p, s, out_planes, out_size;
   if (!SplitPlanes(rank, shapes[0], n, &planes, &p) || ndims[1] != rank || ndims[3] != rank ||
@@ -364,27 +343,16 @@ extern "C" int ScatterPlanes(int nparam, void **params, int *ndims, int64_t **sh
     return kBadShape;
   s = out_size;
   const auto *idx = static_cast<const int64_t *>(params[1]);
-  const char *dt = dtypes[0];
-  if (std::strcmp(dt, "float16") == 0) {
-    Scatter(static_cast<const uint16_t *>(params[0]), idx, planes, p, s,
-            static_cast<uint16_t *>(params[3]));
-  } else if (std::strcmp(dt, "float32") == 0) {
-    Scatter(static_cast<const uint32_t *>(params[0]), idx, planes, p, s,
-            static_cast<uint32_t *>(params[3]));
-  } else if (std::strcmp(dt, "float64") == 0) {
-    Scatter(static_cast<const uint64_t *>(params[0]), idx, planes, p, s,
-            static_cast<uint64_t *>(params[3]));
-  } else {
-    return kBadDtype;
-  }
-  return kOk;
+  return ByFloatSize(dtypes[0], [&](auto e) {
+    using E = decltype(e);
+    Scatter(static_cast<const E *>(params[0]), idx, planes, p, s, static_cast<E *>(params[3]));
+  });
 }
 
 extern "C" int ScatterAddPlanes(int nparam, void **params, int *ndims, int64_t **shapes,
                                 const char **dtypes, void *, void *) {
   if (nparam != 5) return kBadArity;
-  if (std::strcmp(dtypes[1], "int64") != 0 || std::strcmp(dtypes[4], dtypes[0]) != 0)
-    return kBadDtype;
+  if (!IndexDtypes(dtypes, 4)) return kBadDtype;
   if (ndims[3] != 1) return kBadShape;
   const int dims = static_cast<int>(shapes[3][0]), rank = ndims[0];
   int64_t planes, p, like_planes, s;
@@ -395,23 +363,16 @@ extern "C" int ScatterAddPlanes(int nparam, void **params, int *ndims, int64_t *
       !SameLead(shapes[2], shapes[4], rank))
     return kBadShape;
   const auto *idx = static_cast<const int64_t *>(params[1]);
-  if (std::strcmp(dtypes[0], "float32") == 0) {
-    ScatterAdd(static_cast<const float *>(params[0]), idx, planes, p, s,
-               static_cast<float *>(params[4]));
-  } else if (std::strcmp(dtypes[0], "float64") == 0) {
-    ScatterAdd(static_cast<const double *>(params[0]), idx, planes, p, s,
-               static_cast<double *>(params[4]));
-  } else {
-    return kBadDtype;
-  }
-  return kOk;
+  return mscompat::ByDtype<float, double>(dtypes[0], [&](auto v) {
+    using T = decltype(v);
+    ScatterAdd(static_cast<const T *>(params[0]), idx, planes, p, s, static_cast<T *>(params[4]));
+  });
 }
 
 extern "C" int GatherPlanes(int nparam, void **params, int *ndims, int64_t **shapes,
                             const char **dtypes, void *, void *) {
   if (nparam != 4) return kBadArity;
-  if (std::strcmp(dtypes[1], "int64") != 0 || std::strcmp(dtypes[3], dtypes[0]) != 0)
-    return kBadDtype;
+  if (!IndexDtypes(dtypes, 3)) return kBadDtype;
   const int rank = ndims[1], n = ndims[2];
   int64_t planes, p, dy_planes, s;
   if (!SplitPlanes(rank, shapes[1], n, &planes, &p) || ndims[0] != rank || ndims[3] != rank ||
@@ -420,20 +381,10 @@ extern "C" int GatherPlanes(int nparam, void **params, int *ndims, int64_t **sha
       !SameLead(shapes[0] + rank - n, shapes[2], n) || !SameLead(shapes[1], shapes[3], rank))
     return kBadShape;
   const auto *idx = static_cast<const int64_t *>(params[1]);
-  const char *dt = dtypes[0];
-  if (std::strcmp(dt, "float16") == 0) {
-    Gather(static_cast<const uint16_t *>(params[0]), idx, planes, p, s,
-           static_cast<uint16_t *>(params[3]));
-  } else if (std::strcmp(dt, "float32") == 0) {
-    Gather(static_cast<const uint32_t *>(params[0]), idx, planes, p, s,
-           static_cast<uint32_t *>(params[3]));
-  } else if (std::strcmp(dt, "float64") == 0) {
-    Gather(static_cast<const uint64_t *>(params[0]), idx, planes, p, s,
-           static_cast<uint64_t *>(params[3]));
-  } else {
-    return kBadDtype;
-  }
-  return kOk;
+  return ByFloatSize(dtypes[0], [&](auto e) {
+    using E = decltype(e);
+    Gather(static_cast<const E *>(params[0]), idx, planes, p, s, static_cast<E *>(params[3]));
+  });
 }
 
 namespace {
@@ -483,14 +434,10 @@ extern "C" int WindowMean(int nparam, void **params, int *ndims, int64_t **shape
   if (int rc = ReadRanges(params, ndims, shapes, dtypes, 0, 1, &planes, n, r)) return rc;
   const int dims = static_cast<int>(shapes[4][0]);
   if (!IsPooledShape(ndims[5], shapes[5], ndims[0], shapes[0], dims, r)) return kBadShape;
-  if (std::strcmp(dtypes[0], "float32") == 0) {
-    Mean(static_cast<const float *>(params[0]), planes, n, r, static_cast<float *>(params[5]));
-  } else if (std::strcmp(dtypes[0], "float64") == 0) {
-    Mean(static_cast<const double *>(params[0]), planes, n, r, static_cast<double *>(params[5]));
-  } else {
-    return kBadDtype;
-  }
-  return kOk;
+  return mscompat::ByDtype<float, double>(dtypes[0], [&](auto v) {
+    using T = decltype(v);
+    Mean(static_cast<const T *>(params[0]), planes, n, r, static_cast<T *>(params[5]));
+  });
 }
 
 extern "C" int WindowMeanGrad(int nparam, void **params, int *ndims, int64_t **shapes,
@@ -505,13 +452,8 @@ extern "C" int WindowMeanGrad(int nparam, void **params, int *ndims, int64_t **s
   if (!IsPooledShape(ndims[0], shapes[0], ndims[1], shapes[1], dims, r) ||
       ndims[6] != ndims[1] || !SameLead(shapes[6], shapes[1], ndims[1]))
     return kBadShape;
-  if (std::strcmp(dtypes[0], "float32") == 0) {
-    MeanGrad(static_cast<const float *>(params[0]), planes, n, r, static_cast<float *>(params[6]));
-  } else if (std::strcmp(dtypes[0], "float64") == 0) {
-    MeanGrad(static_cast<const double *>(params[0]), planes, n, r,
-             static_cast<double *>(params[6]));
-  } else {
-    return kBadDtype;
-  }
-  return kOk;
+  return mscompat::ByDtype<float, double>(dtypes[0], [&](auto v) {
+    using T = decltype(v);
+    MeanGrad(static_cast<const T *>(params[0]), planes, n, r, static_cast<T *>(params[6]));
+  });
 }

@@ -8,9 +8,7 @@
 // permutation, so these kernels return the positions PyTorch returns (measured against torch
 // 2.13 CPU in tests/test_sort_kernel.py).
 //
-// Calling convention (MindSpore aot): int Fn(int nparam, void **params, int *ndims,
-// int64_t **shapes, const char **dtypes, void *stream, void *extra); params holds the inputs,
-// then the outputs. Every kernel takes x (float32/float64/int32/int64, any shape; the last dim
+// Calling convention: common.h. Every kernel takes x (float32/float64/int32/int64, any shape; the last dim
 // is the one sorted or reduced) and p (int64 parameters) and writes int64 positions along the
 // last dim:
 //
@@ -41,23 +39,13 @@
 #include <utility>
 #include <vector>
 
+#include "common.h"
 #include "parallel.h"
 
 namespace {
 
-constexpr int kOk = 0;
-constexpr int kBadArity = 1;
-constexpr int kBadDtype = 2;
-constexpr int kBadShape = 3;
-
-template <typename T>
-inline bool IsNan(T v) {
-  if constexpr (std::is_floating_point<T>::value) {
-    return std::isnan(v);
-  } else {
-    return false;
-  }
-}
+using namespace mscompat::status;
+using mscompat::IsNan;
 
 // NaN-aware orders: NaN is the largest value (PyTorch's and NumPy's convention).
 template <typename T>
@@ -260,27 +248,15 @@ int Launch(Kind kind, int nparam, void **params, int *ndims, int64_t **shapes,
     return kBadDtype;
   if (ndims[0] < 1 || ndims[1] != 1 || shapes[1][0] < n_params_needed) return kBadShape;
   const int64_t n = shapes[0][ndims[0] - 1];
-  int64_t total = 1;
-  for (int i = 0; i < ndims[0]; ++i) total *= shapes[0][i];
   if (n <= 0) return kBadShape;
-  const int64_t rows = total / n;
+  const int64_t rows = mscompat::NumElements(ndims[0], shapes[0]) / n;
   const auto *p = static_cast<const int64_t *>(params[1]);
   if (kind == Kind::kTopk && (p[0] < 0 || p[0] > n)) return kBadShape;
   if (kind == Kind::kKth && (p[0] < 1 || p[0] > n)) return kBadShape;
   auto *out = static_cast<int64_t *>(params[2]);
-  const char *dt = dtypes[0];
-  if (std::strcmp(dt, "float32") == 0) {
-    Run(kind, static_cast<const float *>(params[0]), rows, n, p, out);
-  } else if (std::strcmp(dt, "float64") == 0) {
-    Run(kind, static_cast<const double *>(params[0]), rows, n, p, out);
-  } else if (std::strcmp(dt, "int32") == 0) {
-    Run(kind, static_cast<const int32_t *>(params[0]), rows, n, p, out);
-  } else if (std::strcmp(dt, "int64") == 0) {
-    Run(kind, static_cast<const int64_t *>(params[0]), rows, n, p, out);
-  } else {
-    return kBadDtype;
-  }
-  return kOk;
+  return mscompat::ByDtype<float, double, int32_t, int64_t>(dtypes[0], [&](auto v) {
+    Run(kind, static_cast<const decltype(v) *>(params[0]), rows, n, p, out);
+  });
 }
 
 }  // namespace
@@ -311,19 +287,6 @@ extern "C" int ModeIndices(int nparam, void **params, int *ndims, int64_t **shap
 }
 
 namespace {
-
-// Bytes per element of a MindSpore dtype name, 0 if not a plain 1/2/4/8-byte type.
-int ElementSize(const char *dt) {
-  for (const char *name : {"int8", "uint8", "bool"})
-    if (std::strcmp(dt, name) == 0) return 1;
-  for (const char *name : {"float16", "int16", "uint16", "bfloat16"})
-    if (std::strcmp(dt, name) == 0) return 2;
-  for (const char *name : {"float32", "int32", "uint32"})
-    if (std::strcmp(dt, name) == 0) return 4;
-  for (const char *name : {"float64", "int64", "uint64"})
-    if (std::strcmp(dt, name) == 0) return 8;
-  return 0;
-}
 
 // (rows, n) and (rows, k) from x's and idx's shapes: same leading dims, any last dims.
 bool RowShape(int nd_x, const int64_t *x, int nd_i, const int64_t *idx, int64_t *rows,
@@ -371,65 +334,35 @@ bool InRange(const int64_t *idx, int64_t count, int64_t n) {
   return true;
 }
 
-template <template <typename> class Op, typename... A>
-int BySize(int size, A... args) {
-  switch (size) {
-    case 1:
-      Op<uint8_t>::Run(args...);
-      return kOk;
-    case 2:
-      Op<uint16_t>::Run(args...);
-      return kOk;
-    case 4:
-      Op<uint32_t>::Run(args...);
-      return kOk;
-    case 8:
-      Op<uint64_t>::Run(args...);
-      return kOk;
-    default:
-      return kBadDtype;
-  }
-}
-
-template <typename E>
-struct TakeOp {
-  static void Run(void **p, int64_t rows, int64_t n, int64_t k) {
-    Take(static_cast<const E *>(p[0]), static_cast<const int64_t *>(p[1]), rows, n, k,
-         static_cast<E *>(p[2]));
-  }
-};
-
-template <typename E>
-struct PlaceOp {
-  static void Run(void **p, int64_t rows, int64_t n, int64_t k) {
-    Place(static_cast<const E *>(p[0]), static_cast<const int64_t *>(p[1]), rows, n, k,
-          static_cast<E *>(p[3]));
-  }
-};
-
 }  // namespace
 
 extern "C" int TakeAlong(int nparam, void **params, int *ndims, int64_t **shapes,
                          const char **dtypes, void *, void *) {
   if (nparam != 3) return kBadArity;
-  const int size = ElementSize(dtypes[0]);
   if (std::strcmp(dtypes[1], "int64") != 0 || std::strcmp(dtypes[2], dtypes[0]) != 0)
     return kBadDtype;
   int64_t rows, n, k;
   if (!RowShape(ndims[0], shapes[0], ndims[1], shapes[1], &rows, &n, &k)) return kBadShape;
-  if (!InRange(static_cast<const int64_t *>(params[1]), rows * k, n)) return kBadShape;
-  return BySize<TakeOp>(size, params, rows, n, k);
+  const auto *idx = static_cast<const int64_t *>(params[1]);
+  if (!InRange(idx, rows * k, n)) return kBadShape;
+  return mscompat::ByElementSize(dtypes[0], [&](auto e) {
+    using E = decltype(e);
+    Take(static_cast<const E *>(params[0]), idx, rows, n, k, static_cast<E *>(params[2]));
+  });
 }
 
 extern "C" int PlaceAlong(int nparam, void **params, int *ndims, int64_t **shapes,
                           const char **dtypes, void *, void *) {
   if (nparam != 4) return kBadArity;
-  const int size = ElementSize(dtypes[0]);
   if (std::strcmp(dtypes[1], "int64") != 0 || std::strcmp(dtypes[2], dtypes[0]) != 0 ||
       std::strcmp(dtypes[3], dtypes[0]) != 0)
     return kBadDtype;
   int64_t rows, n, k;
   if (!RowShape(ndims[2], shapes[2], ndims[1], shapes[1], &rows, &n, &k)) return kBadShape;
-  if (!InRange(static_cast<const int64_t *>(params[1]), rows * k, n)) return kBadShape;
-  return BySize<PlaceOp>(size, params, rows, n, k);
+  const auto *idx = static_cast<const int64_t *>(params[1]);
+  if (!InRange(idx, rows * k, n)) return kBadShape;
+  return mscompat::ByElementSize(dtypes[0], [&](auto e) {
+    using E = decltype(e);
+    Place(static_cast<const E *>(params[0]), idx, rows, n, k, static_cast<E *>(params[3]));
+  });
 }

@@ -5,32 +5,19 @@
 //   FocalLossForward(pred, target, coef) -> loss               coef = [gamma, alpha] (device)
 //   FocalLossBackward(pred, target, coef, dloss) -> (dpred, dtarget)
 // Shapes and dtypes are checked on the host; kernels run on the stream MindSpore passes.
+// Calling convention, status codes and shape checks: ../cpu/common.h.
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
 #include <cstring>
 
+#include "../cpu/common.h"
+
 namespace {
 
-constexpr int kOk = 0;
-constexpr int kBadArity = 1;
-constexpr int kBadDtype = 2;
-constexpr int kBadShape = 3;
-constexpr int kLaunchFailed = 4;
-
-int64_t NumElements(int ndim, const int64_t *shape) {
-  int64_t n = 1;
-  for (int i = 0; i < ndim; ++i) n *= shape[i];
-  return n;
-}
-
-bool SameShape(int nd_a, const int64_t *a, int nd_b, const int64_t *b) {
-  if (nd_a != nd_b) return false;
-  for (int i = 0; i < nd_a; ++i)
-    if (a[i] != b[i]) return false;
-  return true;
-}
+using namespace mscompat::status;
+using mscompat::NumElements;
 
 template <typename T>
 __device__ __forceinline__ T PowGamma(T pt, T gamma) {
@@ -91,70 +78,46 @@ __global__ void BackwardKernel(const T *x, const T *t, const T *coef, const T *d
   }
 }
 
-int Blocks(int64_t n, int threads) {
-  int64_t b = (n + threads - 1) / threads;
+constexpr int kThreads = 256;
+
+int Blocks(int64_t n) {
+  int64_t b = (n + kThreads - 1) / kThreads;
   return static_cast<int>(b < 4096 ? (b > 0 ? b : 1) : 4096);
 }
 
-int Dtype(const char *name) {
-  if (std::strcmp(name, "float32") == 0) return 32;
-  if (std::strcmp(name, "float64") == 0) return 64;
-  return 0;
-}
+int Launched() { return cudaGetLastError() == cudaSuccess ? kOk : kLaunchFailed; }
 
 }  // namespace
 
 extern "C" int FocalLossForward(int nparam, void **params, int *ndims, int64_t **shapes,
-                                const char **dtypes, void *stream, void *extra) {
-  (void)extra;
+                                const char **dtypes, void *stream, void *) {
   if (nparam != 4) return kBadArity;
-  const int dt = Dtype(dtypes[0]);
-  if (dt == 0 || Dtype(dtypes[1]) != dt || Dtype(dtypes[2]) != dt || Dtype(dtypes[3]) != dt)
-    return kBadDtype;
-  if (!SameShape(ndims[0], shapes[0], ndims[1], shapes[1]) ||
-      !SameShape(ndims[0], shapes[0], ndims[3], shapes[3]) || NumElements(ndims[2], shapes[2]) != 2)
-    return kBadShape;
+  // params: pred, target, coef (2 elements), loss
+  if (int rc = mscompat::CheckElementwise(ndims, shapes, dtypes, {0, 1, 3}, 2, 2)) return rc;
   const int64_t n = NumElements(ndims[0], shapes[0]);
   if (n == 0) return kOk;
-  cudaStream_t s = static_cast<cudaStream_t>(stream);
-  const int threads = 256;
-  if (dt == 32) {
-    ForwardKernel<float><<<Blocks(n, threads), threads, 0, s>>>(
-        static_cast<const float *>(params[0]), static_cast<const float *>(params[1]),
-        static_cast<const float *>(params[2]), static_cast<float *>(params[3]), n);
-  } else {
-    ForwardKernel<double><<<Blocks(n, threads), threads, 0, s>>>(
-        static_cast<const double *>(params[0]), static_cast<const double *>(params[1]),
-        static_cast<const double *>(params[2]), static_cast<double *>(params[3]), n);
-  }
-  return cudaGetLastError() == cudaSuccess ? kOk : kLaunchFailed;
+  return mscompat::ByDtype<float, double>(dtypes[0], [&](auto v) {
+    using T = decltype(v);
+    ForwardKernel<T><<<Blocks(n), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+        static_cast<const T *>(params[0]), static_cast<const T *>(params[1]),
+        static_cast<const T *>(params[2]), static_cast<T *>(params[3]), n);
+    return Launched();
+  });
 }
 
 extern "C" int FocalLossBackward(int nparam, void **params, int *ndims, int64_t **shapes,
-                                 const char **dtypes, void *stream, void *extra) {
-  (void)extra;
+                                 const char **dtypes, void *stream, void *) {
   if (nparam != 6) return kBadArity;
-  const int dt = Dtype(dtypes[0]);
-  for (int i = 1; i < 6; ++i)
-    if (Dtype(dtypes[i]) != dt) return kBadDtype;
-  if (dt == 0) return kBadDtype;
-  for (int i : {1, 3, 4, 5})
-    if (!SameShape(ndims[0], shapes[0], ndims[i], shapes[i])) return kBadShape;
-  if (NumElements(ndims[2], shapes[2]) != 2) return kBadShape;
+  // params: pred, target, coef (2 elements), dloss, dpred, dtarget
+  if (int rc = mscompat::CheckElementwise(ndims, shapes, dtypes, {0, 1, 3, 4, 5}, 2, 2)) return rc;
   const int64_t n = NumElements(ndims[0], shapes[0]);
   if (n == 0) return kOk;
-  cudaStream_t s = static_cast<cudaStream_t>(stream);
-  const int threads = 256;
-  if (dt == 32) {
-    BackwardKernel<float><<<Blocks(n, threads), threads, 0, s>>>(
-        static_cast<const float *>(params[0]), static_cast<const float *>(params[1]),
-        static_cast<const float *>(params[2]), static_cast<const float *>(params[3]),
-        static_cast<float *>(params[4]), static_cast<float *>(params[5]), n);
-  } else {
-    BackwardKernel<double><<<Blocks(n, threads), threads, 0, s>>>(
-        static_cast<const double *>(params[0]), static_cast<const double *>(params[1]),
-        static_cast<const double *>(params[2]), static_cast<const double *>(params[3]),
-        static_cast<double *>(params[4]), static_cast<double *>(params[5]), n);
-  }
-  return cudaGetLastError() == cudaSuccess ? kOk : kLaunchFailed;
+  return mscompat::ByDtype<float, double>(dtypes[0], [&](auto v) {
+    using T = decltype(v);
+    BackwardKernel<T><<<Blocks(n), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+        static_cast<const T *>(params[0]), static_cast<const T *>(params[1]),
+        static_cast<const T *>(params[2]), static_cast<const T *>(params[3]),
+        static_cast<T *>(params[4]), static_cast<T *>(params[5]), n);
+    return Launched();
+  });
 }
