@@ -5,17 +5,30 @@ The mirrors (:mod:`mscompat.nn`, :mod:`mscompat.nn.functional`, :mod:`mscompat.t
 goes where is decided by the op database: each entry's ``torch_apis`` (``"torch.sort"``,
 ``"torch.nn.functional.interpolate"``, ``"torch.nn.Upsample"``...) names the PyTorch namespace
 it is a drop-in for, and :data:`MIRRORS` names the mirror of that namespace.
-``tests/test_namespaces.py`` checks the mirrors against the op database with these rules, and
-``mscompat scan`` (through ``tools/gen_drop_ins.py``) names the mirror import with
-:func:`mirror_import_line`.
+``tools/generate.py`` writes the mirrors' imports and ``__all__`` from the op database with
+these rules (:func:`mirror_exports`), and ``mscompat scan`` (through the drop-in table the same
+tool writes) names the mirror import with :func:`mirror_import_line`.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Iterable, Optional, Tuple
 
-__all__ = ["MIRRORS", "NOT_MIRRORED", "mirror_import_line", "mirror_of"]
+__all__ = [
+    "DOMAIN_PACKAGES",
+    "MIRRORS",
+    "NOT_MIRRORED",
+    "REQUIRED",
+    "mirror_exports",
+    "mirror_import_line",
+    "mirror_of",
+]
+
+#: The packages that implement ops, one module per op family (``mscompat.shape.fold``...). Each
+#: one's ``__init__`` re-exports its public family modules' ``__all__``, and the mirrors
+#: re-export from the family modules.
+DOMAIN_PACKAGES = ("mscompat.losses", "mscompat.shape")
 
 #: PyTorch-side namespace -> the mscompat module that mirrors it. ``torch.Tensor`` methods are
 #: looked up in :mod:`mscompat.tensor` (``x.sort()`` becomes ``sort(x)``), but an entry is not
@@ -58,6 +71,31 @@ def mirror_of(api: str) -> Optional[Tuple[str, str]]:
     if module is None or api in NOT_MIRRORED:
         return None
     return module, name
+
+
+def mirror_exports(op_db: Iterable[Any]) -> Dict[str, Dict[str, Tuple[Any, str]]]:
+    """``{mirror module: {name: (op, op database entry name)}}``: what each mirror must export.
+
+    Every name of a :data:`REQUIRED` namespace in an entry's ``torch_apis`` is exported by that
+    namespace's mirror (:data:`MIRRORS`), unless it is in :data:`NOT_MIRRORED`.
+
+    Raises:
+        ValueError: two entries are drop-ins for the same name with different objects.
+    """
+    out: Dict[str, Dict[str, Tuple[Any, str]]] = {m: {} for m in sorted(set(MIRRORS.values()))}
+    for info in op_db:
+        for api in info.torch_apis:
+            found = mirror_of(api)
+            if api.rpartition(".")[0] not in REQUIRED or found is None:
+                continue
+            module, name = found
+            previous = out[module].setdefault(name, (info.op, info.name))
+            if previous[0] is not info.op:
+                raise ValueError(
+                    f"{api}: op database entries {previous[1]} and {info.name} are different "
+                    f"objects for the same name {module}.{name}"
+                )
+    return out
 
 
 def mirror_import_line(api: str, op: Any) -> Optional[str]:

@@ -4,8 +4,9 @@ A port changes the import, not the arguments: ``torch.topk(x, k)`` becomes ``top
 ``from mscompat.tensor import topk`` (or ``mscompat.tensor.topk(x, k)``), and a method call
 ``x.sort(dim=1)`` becomes ``sort(x, dim=1)``. Everything here is a re-export of the
 implementation in its domain package (:mod:`mscompat.shape`...), the same object;
-``tests/test_namespaces.py`` checks the list against the op database (every entry that is a
-drop-in for a ``torch.X`` function is here, and every name here is one of ``torch``'s). The
+``python tools/generate.py`` writes the list from the op database (every entry that is a
+drop-in for a ``torch.X`` function is here), and ``tests/test_namespaces.py`` checks that every
+name here is one of ``torch``'s. The
 pooling functions are here because PyTorch also has them as ``torch.max_pool2d``... (where they
 return the values only; ours also take ``return_indices``).
 
@@ -19,27 +20,30 @@ Example:
     (2, 12)
 """
 
+# BEGIN GENERATED (tools/generate.py)
+# the op database's torch_apis, by the rules of mscompat/_namespaces.py
 from typing import List
 
-from mscompat.shape.adaptive_pool import adaptive_avg_pool1d
-from mscompat.shape.max_pool import max_pool1d, max_pool2d, max_pool3d
-from mscompat.shape.reshape import flatten, squeeze, unflatten, unsqueeze
-from mscompat.shape.sort import argsort, kthvalue, median, mode, msort, sort, topk
+from mscompat.shape.adaptive_pool import adaptive_avg_pool1d as adaptive_avg_pool1d
+from mscompat.shape.max_pool import max_pool1d as max_pool1d
+from mscompat.shape.max_pool import max_pool2d as max_pool2d
+from mscompat.shape.max_pool import max_pool3d as max_pool3d
+from mscompat.shape.reshape import flatten as flatten
+from mscompat.shape.reshape import squeeze as squeeze
+from mscompat.shape.reshape import unflatten as unflatten
+from mscompat.shape.reshape import unsqueeze as unsqueeze
+from mscompat.shape.sort import argsort as argsort
+from mscompat.shape.sort import kthvalue as kthvalue
+from mscompat.shape.sort import median as median
+from mscompat.shape.sort import mode as mode
+from mscompat.shape.sort import msort as msort
+from mscompat.shape.sort import sort as sort
+from mscompat.shape.sort import topk as topk
 
+# fmt: off
 __all__: List[str] = [
-    "adaptive_avg_pool1d",
-    "argsort",
-    "flatten",
-    "kthvalue",
-    "max_pool1d",
-    "max_pool2d",
-    "max_pool3d",
-    "median",
-    "mode",
-    "msort",
-    "sort",
-    "squeeze",
-    "topk",
-    "unflatten",
-    "unsqueeze",
+    "adaptive_avg_pool1d", "argsort", "flatten", "kthvalue", "max_pool1d", "max_pool2d",
+    "max_pool3d", "median", "mode", "msort", "sort", "squeeze", "topk", "unflatten", "unsqueeze",
 ]
+# fmt: on
+# END GENERATED

@@ -162,7 +162,7 @@ def test_drop_in_table_matches_the_op_database():
     """The scan reads its drop-ins from a generated table (importing the op database costs ~3 s
     of CPU); the table must be exactly what the op database and the registry say now."""
     committed = json.loads(DROP_INS_FILE.read_text(encoding="utf-8"))
-    assert committed == drop_ins_table(), "stale table: run python tools/gen_drop_ins.py"
+    assert committed == drop_ins_table(), "stale table: run python tools/generate.py"
     assert "torch.nn.functional.grid_sample" in committed["CPU"]
 
 

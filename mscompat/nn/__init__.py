@@ -3,9 +3,10 @@
 A port changes the import, not the call sites: where the PyTorch file had ``from torch import
 nn`` for these layers, ``from mscompat import nn`` gives Cells with the same names, arguments and
 results. Everything here is a re-export of the implementation in its domain package
-(:mod:`mscompat.shape`...), the same object; ``tests/test_namespaces.py`` checks the list
-against the op database (every entry that is a drop-in for a ``torch.nn`` class is here, and
-every name here is one of ``torch.nn``'s). :mod:`mscompat.nn.functional` holds the functions.
+(:mod:`mscompat.shape`...), the same object. ``python tools/generate.py`` writes the list from
+the op database (every entry that is a drop-in for a ``torch.nn`` class is here), and
+``tests/test_namespaces.py`` checks that every name here is one of ``torch.nn``'s.
+:mod:`mscompat.nn.functional` holds the functions.
 
 Example:
     >>> import mindspore as ms, numpy as np
@@ -18,42 +19,38 @@ Example:
     mindspore.int64
 """
 
+# BEGIN GENERATED (tools/generate.py)
+# the op database's torch_apis, by the rules of mscompat/_namespaces.py
 from typing import List
 
-# ``mscompat.nn.functional`` is reachable from ``mscompat.nn`` as torch's is from ``torch.nn``
+# mscompat.nn.functional is reachable from mscompat.nn as torch.nn.functional is
 from mscompat.nn import functional as functional
-from mscompat.shape.adaptive_pool import (
-    AdaptiveAvgPool1d,
-    AdaptiveAvgPool2d,
-    AdaptiveAvgPool3d,
-    AdaptiveMaxPool1d,
-    AdaptiveMaxPool2d,
-    AdaptiveMaxPool3d,
-)
-from mscompat.shape.fold import Fold, Unfold
-from mscompat.shape.interpolate import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
-from mscompat.shape.max_pool import MaxPool1d, MaxPool2d, MaxPool3d
-from mscompat.shape.max_unpool import MaxUnpool1d, MaxUnpool2d, MaxUnpool3d
-from mscompat.shape.reshape import Flatten, Unflatten
+from mscompat.shape.adaptive_pool import AdaptiveAvgPool1d as AdaptiveAvgPool1d
+from mscompat.shape.adaptive_pool import AdaptiveAvgPool2d as AdaptiveAvgPool2d
+from mscompat.shape.adaptive_pool import AdaptiveAvgPool3d as AdaptiveAvgPool3d
+from mscompat.shape.adaptive_pool import AdaptiveMaxPool1d as AdaptiveMaxPool1d
+from mscompat.shape.adaptive_pool import AdaptiveMaxPool2d as AdaptiveMaxPool2d
+from mscompat.shape.adaptive_pool import AdaptiveMaxPool3d as AdaptiveMaxPool3d
+from mscompat.shape.fold import Fold as Fold
+from mscompat.shape.fold import Unfold as Unfold
+from mscompat.shape.interpolate import Upsample as Upsample
+from mscompat.shape.interpolate import UpsamplingBilinear2d as UpsamplingBilinear2d
+from mscompat.shape.interpolate import UpsamplingNearest2d as UpsamplingNearest2d
+from mscompat.shape.max_pool import MaxPool1d as MaxPool1d
+from mscompat.shape.max_pool import MaxPool2d as MaxPool2d
+from mscompat.shape.max_pool import MaxPool3d as MaxPool3d
+from mscompat.shape.max_unpool import MaxUnpool1d as MaxUnpool1d
+from mscompat.shape.max_unpool import MaxUnpool2d as MaxUnpool2d
+from mscompat.shape.max_unpool import MaxUnpool3d as MaxUnpool3d
+from mscompat.shape.reshape import Flatten as Flatten
+from mscompat.shape.reshape import Unflatten as Unflatten
 
+# fmt: off
 __all__: List[str] = [
-    "AdaptiveAvgPool1d",
-    "AdaptiveAvgPool2d",
-    "AdaptiveAvgPool3d",
-    "AdaptiveMaxPool1d",
-    "AdaptiveMaxPool2d",
-    "AdaptiveMaxPool3d",
-    "Flatten",
-    "Fold",
-    "MaxPool1d",
-    "MaxPool2d",
-    "MaxPool3d",
-    "MaxUnpool1d",
-    "MaxUnpool2d",
-    "MaxUnpool3d",
-    "Unflatten",
-    "Unfold",
-    "Upsample",
-    "UpsamplingBilinear2d",
-    "UpsamplingNearest2d",
+    "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "Flatten", "Fold", "MaxPool1d", "MaxPool2d",
+    "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "Unflatten", "Unfold", "Upsample",
+    "UpsamplingBilinear2d", "UpsamplingNearest2d",
 ]
+# fmt: on
+# END GENERATED

@@ -4,9 +4,10 @@ A port changes the import, not the call sites: ``import torch.nn.functional as F
 ``import mscompat.nn.functional as F`` and ``F.interpolate(...)``, ``F.grid_sample(...)``,
 ``F.adaptive_max_pool2d(...)``, ``F.unfold(...)`` keep their arguments and PyTorch's results.
 Everything here is a re-export of the implementation in its domain package
-(:mod:`mscompat.shape`...), the same object; ``tests/test_namespaces.py`` checks the list
-against the op database (every entry that is a drop-in for a ``torch.nn.functional`` function
-is here, and every name here is one of ``torch.nn.functional``'s). PyTorch's
+(:mod:`mscompat.shape`...), the same object. ``python tools/generate.py`` writes the list from
+the op database (every entry that is a drop-in for a ``torch.nn.functional`` function is here),
+and ``tests/test_namespaces.py`` checks that every name here is one of
+``torch.nn.functional``'s. PyTorch's
 ``max_pool*d_with_indices`` are not here: they always return the indices, so the drop-in is
 ``max_pool*d(..., return_indices=True)``.
 
@@ -20,40 +21,36 @@ Example:
     (1, 4, 1)
 """
 
+# BEGIN GENERATED (tools/generate.py)
+# the op database's torch_apis, by the rules of mscompat/_namespaces.py
 from typing import List
 
-from mscompat.shape.adaptive_pool import (
-    adaptive_avg_pool1d,
-    adaptive_avg_pool2d,
-    adaptive_avg_pool3d,
-    adaptive_max_pool1d,
-    adaptive_max_pool2d,
-    adaptive_max_pool3d,
-)
-from mscompat.shape.fold import fold, unfold
-from mscompat.shape.grid_sample import grid_sample
-from mscompat.shape.interpolate import interpolate, upsample, upsample_bilinear, upsample_nearest
-from mscompat.shape.max_pool import max_pool1d, max_pool2d, max_pool3d
-from mscompat.shape.max_unpool import max_unpool1d, max_unpool2d, max_unpool3d
+from mscompat.shape.adaptive_pool import adaptive_avg_pool1d as adaptive_avg_pool1d
+from mscompat.shape.adaptive_pool import adaptive_avg_pool2d as adaptive_avg_pool2d
+from mscompat.shape.adaptive_pool import adaptive_avg_pool3d as adaptive_avg_pool3d
+from mscompat.shape.adaptive_pool import adaptive_max_pool1d as adaptive_max_pool1d
+from mscompat.shape.adaptive_pool import adaptive_max_pool2d as adaptive_max_pool2d
+from mscompat.shape.adaptive_pool import adaptive_max_pool3d as adaptive_max_pool3d
+from mscompat.shape.fold import fold as fold
+from mscompat.shape.fold import unfold as unfold
+from mscompat.shape.grid_sample import grid_sample as grid_sample
+from mscompat.shape.interpolate import interpolate as interpolate
+from mscompat.shape.interpolate import upsample as upsample
+from mscompat.shape.interpolate import upsample_bilinear as upsample_bilinear
+from mscompat.shape.interpolate import upsample_nearest as upsample_nearest
+from mscompat.shape.max_pool import max_pool1d as max_pool1d
+from mscompat.shape.max_pool import max_pool2d as max_pool2d
+from mscompat.shape.max_pool import max_pool3d as max_pool3d
+from mscompat.shape.max_unpool import max_unpool1d as max_unpool1d
+from mscompat.shape.max_unpool import max_unpool2d as max_unpool2d
+from mscompat.shape.max_unpool import max_unpool3d as max_unpool3d
 
+# fmt: off
 __all__: List[str] = [
-    "adaptive_avg_pool1d",
-    "adaptive_avg_pool2d",
-    "adaptive_avg_pool3d",
-    "adaptive_max_pool1d",
-    "adaptive_max_pool2d",
-    "adaptive_max_pool3d",
-    "fold",
-    "grid_sample",
-    "interpolate",
-    "max_pool1d",
-    "max_pool2d",
-    "max_pool3d",
-    "max_unpool1d",
-    "max_unpool2d",
-    "max_unpool3d",
-    "unfold",
-    "upsample",
-    "upsample_bilinear",
-    "upsample_nearest",
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
+    "adaptive_max_pool2d", "adaptive_max_pool3d", "fold", "grid_sample", "interpolate",
+    "max_pool1d", "max_pool2d", "max_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d",
+    "unfold", "upsample", "upsample_bilinear", "upsample_nearest",
 ]
+# fmt: on
+# END GENERATED

@@ -169,7 +169,7 @@ def load_knowledge(path: Optional[str] = None) -> Knowledge:
 
 
 #: The drop-in table (:func:`build_mscompat_entries` for every backend), generated from the op
-#: database by ``python tools/gen_drop_ins.py``; ``tests/test_scan.py`` fails when it differs
+#: database by ``python tools/generate.py``; ``tests/test_scan.py`` fails when it differs
 #: from the op database.
 DROP_INS_FILE = Path(__file__).resolve().parent / "data" / "drop_ins.json"
 

@@ -1,99 +1,70 @@
 """Shape and layout ops with PyTorch semantics (the migration guide's equivalent replacements)."""
 
+# BEGIN GENERATED (tools/generate.py)
+# the __all__ of each public module of this package
 from typing import List
 
-from mscompat.shape.adaptive_pool import (
-    AdaptiveAvgPool1d,
-    AdaptiveAvgPool2d,
-    AdaptiveAvgPool3d,
-    AdaptiveMaxPool1d,
-    AdaptiveMaxPool2d,
-    AdaptiveMaxPool3d,
-    adaptive_avg_pool1d,
-    adaptive_avg_pool2d,
-    adaptive_avg_pool3d,
-    adaptive_max_pool1d,
-    adaptive_max_pool2d,
-    adaptive_max_pool3d,
-)
-from mscompat.shape.fold import Fold, Unfold, fold, unfold
-from mscompat.shape.grid_sample import grid_sample
-from mscompat.shape.interpolate import (
-    Upsample,
-    UpsamplingBilinear2d,
-    UpsamplingNearest2d,
-    interpolate,
-    upsample,
-    upsample_bilinear,
-    upsample_nearest,
-)
-from mscompat.shape.max_pool import (
-    MaxPool1d,
-    MaxPool2d,
-    MaxPool3d,
-    max_pool1d,
-    max_pool2d,
-    max_pool3d,
-)
-from mscompat.shape.max_unpool import (
-    MaxUnpool1d,
-    MaxUnpool2d,
-    MaxUnpool3d,
-    max_unpool1d,
-    max_unpool2d,
-    max_unpool3d,
-)
-from mscompat.shape.reshape import Flatten, Unflatten, flatten, squeeze, unflatten, unsqueeze
-from mscompat.shape.sort import argsort, kthvalue, median, mode, msort, sort, topk
+from mscompat.shape.adaptive_pool import AdaptiveAvgPool1d as AdaptiveAvgPool1d
+from mscompat.shape.adaptive_pool import AdaptiveAvgPool2d as AdaptiveAvgPool2d
+from mscompat.shape.adaptive_pool import AdaptiveAvgPool3d as AdaptiveAvgPool3d
+from mscompat.shape.adaptive_pool import AdaptiveMaxPool1d as AdaptiveMaxPool1d
+from mscompat.shape.adaptive_pool import AdaptiveMaxPool2d as AdaptiveMaxPool2d
+from mscompat.shape.adaptive_pool import AdaptiveMaxPool3d as AdaptiveMaxPool3d
+from mscompat.shape.adaptive_pool import adaptive_avg_pool1d as adaptive_avg_pool1d
+from mscompat.shape.adaptive_pool import adaptive_avg_pool2d as adaptive_avg_pool2d
+from mscompat.shape.adaptive_pool import adaptive_avg_pool3d as adaptive_avg_pool3d
+from mscompat.shape.adaptive_pool import adaptive_max_pool1d as adaptive_max_pool1d
+from mscompat.shape.adaptive_pool import adaptive_max_pool2d as adaptive_max_pool2d
+from mscompat.shape.adaptive_pool import adaptive_max_pool3d as adaptive_max_pool3d
+from mscompat.shape.fold import Fold as Fold
+from mscompat.shape.fold import Unfold as Unfold
+from mscompat.shape.fold import fold as fold
+from mscompat.shape.fold import unfold as unfold
+from mscompat.shape.grid_sample import grid_sample as grid_sample
+from mscompat.shape.interpolate import Upsample as Upsample
+from mscompat.shape.interpolate import UpsamplingBilinear2d as UpsamplingBilinear2d
+from mscompat.shape.interpolate import UpsamplingNearest2d as UpsamplingNearest2d
+from mscompat.shape.interpolate import interpolate as interpolate
+from mscompat.shape.interpolate import upsample as upsample
+from mscompat.shape.interpolate import upsample_bilinear as upsample_bilinear
+from mscompat.shape.interpolate import upsample_nearest as upsample_nearest
+from mscompat.shape.max_pool import MaxPool1d as MaxPool1d
+from mscompat.shape.max_pool import MaxPool2d as MaxPool2d
+from mscompat.shape.max_pool import MaxPool3d as MaxPool3d
+from mscompat.shape.max_pool import max_pool1d as max_pool1d
+from mscompat.shape.max_pool import max_pool2d as max_pool2d
+from mscompat.shape.max_pool import max_pool3d as max_pool3d
+from mscompat.shape.max_unpool import MaxUnpool1d as MaxUnpool1d
+from mscompat.shape.max_unpool import MaxUnpool2d as MaxUnpool2d
+from mscompat.shape.max_unpool import MaxUnpool3d as MaxUnpool3d
+from mscompat.shape.max_unpool import max_unpool1d as max_unpool1d
+from mscompat.shape.max_unpool import max_unpool2d as max_unpool2d
+from mscompat.shape.max_unpool import max_unpool3d as max_unpool3d
+from mscompat.shape.reshape import Flatten as Flatten
+from mscompat.shape.reshape import Unflatten as Unflatten
+from mscompat.shape.reshape import flatten as flatten
+from mscompat.shape.reshape import squeeze as squeeze
+from mscompat.shape.reshape import unflatten as unflatten
+from mscompat.shape.reshape import unsqueeze as unsqueeze
+from mscompat.shape.sort import argsort as argsort
+from mscompat.shape.sort import kthvalue as kthvalue
+from mscompat.shape.sort import median as median
+from mscompat.shape.sort import mode as mode
+from mscompat.shape.sort import msort as msort
+from mscompat.shape.sort import sort as sort
+from mscompat.shape.sort import topk as topk
 
+# fmt: off
 __all__: List[str] = [
-    "AdaptiveAvgPool1d",
-    "AdaptiveAvgPool2d",
-    "AdaptiveAvgPool3d",
-    "AdaptiveMaxPool1d",
-    "AdaptiveMaxPool2d",
-    "AdaptiveMaxPool3d",
-    "Flatten",
-    "Fold",
-    "MaxPool1d",
-    "MaxPool2d",
-    "MaxPool3d",
-    "MaxUnpool1d",
-    "MaxUnpool2d",
-    "MaxUnpool3d",
-    "Unflatten",
-    "Unfold",
-    "Upsample",
-    "UpsamplingBilinear2d",
-    "UpsamplingNearest2d",
-    "adaptive_avg_pool1d",
-    "adaptive_avg_pool2d",
-    "adaptive_avg_pool3d",
-    "adaptive_max_pool1d",
-    "adaptive_max_pool2d",
-    "adaptive_max_pool3d",
-    "argsort",
-    "flatten",
-    "fold",
-    "grid_sample",
-    "interpolate",
-    "kthvalue",
-    "max_pool1d",
-    "max_pool2d",
-    "max_pool3d",
-    "max_unpool1d",
-    "max_unpool2d",
-    "max_unpool3d",
-    "median",
-    "mode",
-    "msort",
-    "sort",
-    "squeeze",
-    "topk",
-    "unflatten",
-    "unfold",
-    "unsqueeze",
-    "upsample",
-    "upsample_bilinear",
-    "upsample_nearest",
+    "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "Flatten", "Fold", "MaxPool1d", "MaxPool2d",
+    "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "Unflatten", "Unfold", "Upsample",
+    "UpsamplingBilinear2d", "UpsamplingNearest2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
+    "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
+    "argsort", "flatten", "fold", "grid_sample", "interpolate", "kthvalue", "max_pool1d",
+    "max_pool2d", "max_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d", "median", "mode",
+    "msort", "sort", "squeeze", "topk", "unflatten", "unfold", "unsqueeze", "upsample",
+    "upsample_bilinear", "upsample_nearest",
 ]
+# fmt: on
+# END GENERATED
