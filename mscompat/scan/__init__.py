@@ -28,6 +28,8 @@ from io import BytesIO
 from pathlib import Path
 from typing import Any, Dict, FrozenSet, Iterator, List, Optional, Tuple, Union
 
+from mscompat.scan.apis import TRACKED_ROOTS
+from mscompat.scan.findings import CallSite, FileScan, Risk
 from mscompat.scan.knowledge import (
     BACKENDS,
     VERDICTS,
@@ -38,7 +40,7 @@ from mscompat.scan.knowledge import (
     load_knowledge,
     mscompat_entries,
 )
-from mscompat.scan.parser import TRACKED_ROOTS, CallSite, FileScan, Risk, scan_source
+from mscompat.scan.parser import scan_source
 
 __all__ = [
     "BACKENDS",

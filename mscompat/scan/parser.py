@@ -17,130 +17,29 @@ What is resolved:
   ``unique``, boolean-mask indexing, slicing with tensor bounds, ``topk`` with a tensor ``k``...),
   second-order gradients (``create_graph=True``), data processing inside ``forward`` (NumPy,
   OpenCV, PIL, ``.numpy()``, ``.item()``, ``.tolist()``).
+
+Which names are APIs, and which calls are risks, is :mod:`mscompat.scan.apis`; what is reported,
+:mod:`mscompat.scan.findings`.
 """
 
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple
 
-__all__ = ["CallSite", "FileScan", "Risk", "scan_source"]
-
-#: Top-level packages whose names are PyTorch-side APIs.
-TRACKED_ROOTS = frozenset({"torch", "torchvision", "mmcv", "mmdet", "mmengine"})
-#: Top-level packages whose calls inside ``forward`` are data processing.
-DATA_ROOTS = frozenset({"numpy", "cv2", "PIL", "scipy", "pandas", "skimage"})
-#: Methods only a tensor has: counted on any receiver not known to be something else.
-TENSOR_ONLY_METHODS = frozenset(
-    {
-        "contiguous", "expand_as", "masked_fill", "masked_fill_", "masked_select", "new_empty",
-        "new_full", "new_ones", "new_tensor", "new_zeros", "nonzero", "numel", "permute",
-        "sigmoid", "sigmoid_", "softmax", "log_softmax", "topk", "type_as", "unsqueeze",
-        "unsqueeze_", "view", "view_as", "clamp", "clamp_", "detach", "index_select",
-        "masked_scatter", "scatter_", "scatter_add_", "index_fill_", "repeat_interleave",
-        "backward",
-    }
-)  # fmt: skip
-#: Tensor methods whose result is not a tensor.
-NON_TENSOR_RESULTS = frozenset(
-    {"item", "tolist", "numpy", "size", "dim", "numel", "ndimension", "data_ptr", "element_size",
-     "is_contiguous", "stride", "nelement", "get_device", "storage"}
-)  # fmt: skip
-#: ``torch.*`` callables whose result is not a tensor (or not interesting as one).
-NON_TENSOR_TORCH = frozenset(
-    {"torch.device", "torch.no_grad", "torch.enable_grad", "torch.set_grad_enabled",
-     "torch.is_tensor", "torch.manual_seed", "torch.load", "torch.save", "torch.Size",
-     "torch.cuda.is_available", "torch.cuda.device_count", "torch.get_default_dtype",
-     "torch.is_grad_enabled", "torch.jit.script", "torch.jit.trace", "torch.compile"}
-)  # fmt: skip
-#: Calls whose output shape depends on the values: dynamic shapes in graph mode.
-DYNAMIC_SHAPE_APIS = {
-    "torch.masked_select": "output length depends on the mask",
-    "torch.Tensor.masked_select": "output length depends on the mask",
-    "torch.nonzero": "output length depends on the values",
-    "torch.Tensor.nonzero": "output length depends on the values",
-    "torch.argwhere": "output length depends on the values",
-    "torch.Tensor.argwhere": "output length depends on the values",
-    "torch.unique": "output length depends on the values",
-    "torch.Tensor.unique": "output length depends on the values",
-    "torch.unique_consecutive": "output length depends on the values",
-    "torch.Tensor.unique_consecutive": "output length depends on the values",
-    "torchvision.ops.nms": "number of kept boxes depends on the values",
-    "torchvision.ops.batched_nms": "number of kept boxes depends on the values",
-    "torchvision.ops.remove_small_boxes": "number of kept boxes depends on the values",
-    "mmcv.ops.nms": "number of kept boxes depends on the values",
-    "mmcv.ops.batched_nms": "number of kept boxes depends on the values",
-}
-# module path spellings that name the same public API
-_CANONICAL_PREFIXES = (
-    ("torchvision.ops.boxes.", "torchvision.ops."),
-    ("torchvision.ops.focal_loss.", "torchvision.ops."),
-    ("torchvision.ops.roi_align.", "torchvision.ops."),
-    ("torchvision.ops.roi_pool.", "torchvision.ops."),
-    ("torchvision.ops.deform_conv.", "torchvision.ops."),
-    ("torchvision.ops.feature_pyramid_network.", "torchvision.ops."),
-    ("torchvision.ops.misc.", "torchvision.ops."),
-    ("torchvision.ops.poolers.", "torchvision.ops."),
-    ("torch.functional.", "torch."),
-    ("torch._C._nn.", "torch.nn.functional."),
-    ("torch.nn.modules.module.", "torch.nn."),
+from mscompat.scan.apis import (
+    DATA_ROOTS,
+    DYNAMIC_SHAPE_APIS,
+    NON_TENSOR_RESULTS,
+    NON_TENSOR_TORCH,
+    TENSOR_ONLY_METHODS,
+    TRACKED_ROOTS,
+    canonical,
+    is_module_class,
 )
+from mscompat.scan.findings import CallSite, FileScan, Risk
 
-
-def canonical(name: str) -> str:
-    """``torchvision.ops.boxes.nms`` -> ``torchvision.ops.nms``, ``torch.nn.modules.conv.Conv2d``
-    -> ``torch.nn.Conv2d``."""
-    for old, new in _CANONICAL_PREFIXES:
-        if name.startswith(old):
-            return new + name[len(old) :]
-    if name.startswith("torch.nn.modules."):
-        parts = name.split(".")
-        if len(parts) >= 5:
-            return "torch.nn." + parts[-1]
-    return name
-
-
-@dataclass
-class CallSite:
-    """One use of a PyTorch-side API.
-
-    Attributes:
-        api: canonical fully qualified name (``torch.nn.functional.interpolate``,
-            ``torch.Tensor.sort``, ``torch.nn.Conv2d``).
-        line, col: position in the file (1-based line).
-        kwargs: the call's keyword arguments, literal values where they are literals and
-            ``"*"`` otherwise; positional arguments as ``"#0"``, ``"#1"``... (a module call
-            carries its constructor's arguments).
-        how: ``"call"`` (a function), ``"construct"`` (a Module built), ``"module"`` (a Module
-            instance called), ``"method"`` (a tensor method).
-    """
-
-    api: str
-    line: int
-    col: int
-    kwargs: Dict[str, Any] = field(default_factory=dict)
-    how: str = "call"
-
-
-@dataclass
-class Risk:
-    """A construct MindSpore's migration guide asks to analyse before porting."""
-
-    kind: str  # "dynamic-shape" | "second-order-grad" | "in-graph-data"
-    line: int
-    what: str
-    detail: str
-
-
-@dataclass
-class FileScan:
-    """What one file contains."""
-
-    calls: List[CallSite] = field(default_factory=list)
-    risks: List[Risk] = field(default_factory=list)
-    #: module-level functions and classes defined in the file: (name, line)
-    definitions: List[Tuple[str, int]] = field(default_factory=list)
+__all__ = ["CallSite", "FileScan", "Risk", "scan_source"]
 
 
 def _literal(node: ast.AST) -> Any:
@@ -185,21 +84,23 @@ class _Scope:
         self.numpy: Set[str] = set()
 
     def lookup_alias(self, name: str) -> Optional[str]:
-        s: Optional[_Scope] = self
-        while s is not None:
-            if name in s.aliases:
-                return s.aliases[name]
-            s = s.parent
-        return None
+        found: Optional[str] = self._inherited("aliases", name)
+        return found
 
     def is_tensor(self, name: str) -> bool:
         return name in self.tensors
 
     def module(self, name: str) -> Optional[Tuple[str, Dict[str, Any]]]:
+        found: Optional[Tuple[str, Dict[str, Any]]] = self._inherited("modules", name)
+        return found
+
+    def _inherited(self, table: str, name: str) -> Any:
+        """``name`` in the ``table`` dict of this scope or, failing that, of the enclosing ones."""
         s: Optional[_Scope] = self
         while s is not None:
-            if name in s.modules:
-                return s.modules[name]
+            values = getattr(s, table)
+            if name in values:
+                return values[name]
             s = s.parent
         return None
 
@@ -294,7 +195,7 @@ class _Visitor(ast.NodeVisitor):
     def _module_ctor(self, value: ast.AST) -> Optional[Tuple[str, Dict[str, Any]]]:
         if isinstance(value, ast.Call):
             name = self.tracked(value.func)
-            if name and _is_module_class(name):
+            if name and is_module_class(name):
                 return name, _call_args(value)
         return None
 
@@ -339,7 +240,7 @@ class _Visitor(ast.NodeVisitor):
             func = node.func
             name = self.tracked(func)
             if name:
-                if name in NON_TENSOR_TORCH or _is_module_class(name):
+                if name in NON_TENSOR_TORCH or is_module_class(name):
                     return False
                 return name.startswith(("torch.", "torchvision.ops."))
             if self._module_of_call(func) is not None:
@@ -458,7 +359,7 @@ class _Visitor(ast.NodeVisitor):
         name = self.tracked(func)
         if name:
             args = _call_args(node)
-            how = "construct" if _is_module_class(name) else "call"
+            how = "construct" if is_module_class(name) else "call"
             self.add(name, node, args, how)
             self._call_risks(name, node, args)
         else:
@@ -604,17 +505,6 @@ def _arg_node(node: ast.Call, pos: int, name: str) -> Optional[ast.AST]:
 
 def _truthy(value: Any) -> bool:
     return value is True or value == "*"
-
-
-def _is_module_class(name: str) -> bool:
-    """``torch.nn.Conv2d``-like names: a class (capitalised last part) under torch.nn or a
-    detection library (a Module built, then called)."""
-    last = name.rsplit(".", 1)[-1]
-    if not last[:1].isupper():
-        return False
-    return name.startswith(("torch.nn.", "torchvision.ops.", "mmcv.", "mmdet.")) and not (
-        name.startswith("torch.nn.functional.") or name == "torch.nn.Parameter"
-    )
 
 
 def scan_source(text: str, tensor_methods: Iterable[str]) -> FileScan:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, Iterator, List, Sequence, Tuple
 
 from mscompat.scan import ScanResult
 from mscompat.scan.knowledge import VERDICTS
@@ -189,13 +189,7 @@ def _table(result: ScanResult, top: int) -> str:
             out.append(f"  {rk.kind:<17} {f}:{rk.line}  {rk.what}: {rk.detail}")
     out.append("")
     out.append("Per file:")
-    by_file: Dict[str, List[Any]] = {}
-    for u in result.uses:
-        by_file.setdefault(u.file, []).append(u)
-    for f in result.files:
-        uses = by_file.get(f, [])
-        if not uses:
-            continue
+    for f, uses in _uses_by_file(result):
         out.append(f"  {f}")
         for u in uses:
             v = u.verdict
@@ -209,6 +203,16 @@ def _table(result: ScanResult, top: int) -> str:
         for s in result.skipped:
             out.append(f"  {s.path}: {s.reason}")
     return "\n".join(out)
+
+
+def _uses_by_file(result: ScanResult) -> Iterator[Tuple[str, List[Any]]]:
+    """``(file, its call sites)`` for each file with call sites, in the scan's order."""
+    by_file: Dict[str, List[Any]] = {}
+    for u in result.uses:
+        by_file.setdefault(u.file, []).append(u)
+    for f in result.files:
+        if by_file.get(f):
+            yield f, by_file[f]
 
 
 def _md(text: str) -> str:
@@ -251,13 +255,7 @@ def _markdown(result: ScanResult, top: int) -> str:
         for f, rk in result.risks:
             out.append(f"| {rk.kind} | {_md(f)}:{rk.line} | {_md(rk.what)} | {_md(rk.detail)} |")
     out += ["", "### Per file", ""]
-    by_file: Dict[str, List[Any]] = {}
-    for u in result.uses:
-        by_file.setdefault(u.file, []).append(u)
-    for f in result.files:
-        uses = by_file.get(f, [])
-        if not uses:
-            continue
+    for f, uses in _uses_by_file(result):
         out += [
             f"#### `{f}`",
             "",
