@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import List, Sequence
 
 from mscompat.testing import OP_DB
+from mscompat.testing.runner import iter_references
 
 
 def _table(rows: Sequence[Sequence[str]]) -> List[str]:
@@ -19,8 +20,10 @@ def _table(rows: Sequence[Sequence[str]]) -> List[str]:
 def write_support_matrix(path: str) -> None:
     from mscompat.cli import ops_table
 
-    rows = [("op", "mirrors", "dtypes", "modes", "gradient", "error inputs")]
+    head = ("op", "mirrors", "dtypes", "modes", "gradient", "error inputs", "reference inputs")
+    rows = [head + ("PyTorch OpInfos",)]
     for info in OP_DB:
+        references = list(iter_references([info]))
         rows.append(
             (
                 f"``{info.full_name}``",
@@ -29,6 +32,8 @@ def write_support_matrix(path: str) -> None:
                 "PyNative, graph" if info.supports_graph else "PyNative",
                 "yes" if info.grad_argnums else "no",
                 str(len(list(info.error_inputs()))),
+                str(len(references)),
+                ", ".join(f"``{t.name}``" for t in info.torch_opinfo if not info.backend),
             )
         )
     lines = ["Ops and checks", "--------------", ""]

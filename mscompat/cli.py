@@ -47,6 +47,8 @@ def _parity(args: argparse.Namespace) -> int:
         if not args.quiet:
             print(f"\r[{n}/{len(cases)}] {info.full_name} {dtype}".ljust(70), end="", flush=True)
         result = run_case(info, dtype, index, modes)
+        if result.unsupported:  # the forced backend does not run this call
+            continue
         for mode in modes:
             if mode == "graph" and not info.supports_graph:
                 continue

@@ -2,7 +2,9 @@
 
 Every entry gets, for every dtype and sample: forward parity against PyTorch in PyNative and
 graph mode, gradient parity (mindspore.grad vs torch autograd), graph vs PyNative, and every
-error input in both modes. One run per case is shared by all its tests (runner cache).
+error input in both modes; every reference input (ties, NaN, large exact cases) on the backends
+and in the modes it names, at its tolerances (exact unless stated). One run per case is shared
+by all its tests (runner cache).
 """
 
 from __future__ import annotations
@@ -12,40 +14,47 @@ import pytest
 from mscompat.testing import OP_DB
 from mscompat.testing.runner import (
     check_error_input,
+    check_reference,
+    chosen_backend,
     iter_cases,
+    iter_references,
     parity_in_variants,
     run_case,
     skip_reason,
 )
 
-# A dispatched op is checked once per registered backend (its variants, "name[backend]"), which
-# includes the backend the plain entry would choose; its error inputs are backend independent
-# (validation runs before dispatch) and run once, on the plain entry.
-# To keep the suite within its time budget, a backend that is not the one chosen on this machine
-# is checked in float32 only; the chosen backend (what users get) in every dtype. `mscompat
-# parity` runs every dtype of every backend.
+# A dispatched op is checked once per registered backend (its variants, "name[backend]"), in
+# the dtypes that backend runs (the entry's backend_dtypes); its error inputs are backend
+# independent (validation runs before dispatch) and run once, on the plain entry.
+# To keep the suite within its time budget, a backend variant runs a sample in float32, and in
+# the other dtypes only where it is the backend the registry picks for that call on this
+# machine (what users get): every sample runs in every dtype on the backend that really runs
+# it. A sample the forced backend does not support is skipped with the registry's reason.
+# `mscompat parity` runs every dtype of every backend.
 
 
-def _dtypes_checked(info):
+def _checked(info, dtype, index):
     if not info.backend or skip_reason(info):
-        return info.dtypes
-    from mscompat.custom_ops.registry import which
-
-    if which(info.dispatch_op).backend == info.backend or "float32" not in info.dtypes:
-        return info.dtypes
-    return ("float32",)
+        return True
+    if dtype == "float32" or "float32" not in info.dtypes:
+        return True
+    return chosen_backend(info, dtype, index) == info.backend
 
 
 CASES = [
     pytest.param(info, dtype, index, id=f"{info.full_name}-{dtype}-{index}-{sample.describe()}")
     for info, dtype, index, sample in iter_cases([i for i in OP_DB if not parity_in_variants(i)])
-    if dtype in _dtypes_checked(info)
+    if _checked(info, dtype, index)
 ]
 ERRORS = [
     pytest.param(info, err, id=f"{info.full_name}-{i}-{err.error_type.__name__}-{err.match[:30]}")
     for info in OP_DB
     if not info.backend
     for i, err in enumerate(info.error_inputs())
+]
+REFERENCES = [
+    pytest.param(info, ref, id=f"{info.full_name}-{i}-{ref.sample.describe()}")
+    for info, i, ref in iter_references(OP_DB)
 ]
 MODES = ["pynative", "graph"]
 
@@ -56,13 +65,20 @@ def _skip_unavailable(info):
         pytest.skip(reason)
 
 
+def _run(info, dtype, index):
+    result = run_case(info, dtype, index)
+    if result.unsupported:
+        pytest.skip(result.unsupported)
+    return result
+
+
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("info,dtype,index", CASES)
 def test_forward_parity(info, dtype, index, mode):
     _skip_unavailable(info)
     if mode == "graph" and not info.supports_graph:
         pytest.skip(f"{info.full_name} does not support graph mode")
-    report = run_case(info, dtype, index).report(mode, "forward")
+    report = _run(info, dtype, index).report(mode, "forward")
     assert report.ok, "\n" + report.format()
 
 
@@ -70,7 +86,7 @@ def test_forward_parity(info, dtype, index, mode):
 @pytest.mark.parametrize("info,dtype,index", CASES)
 def test_grad_parity(info, dtype, index, mode):
     _skip_unavailable(info)
-    result = run_case(info, dtype, index)
+    result = _run(info, dtype, index)
     if not result.has_grad:
         pytest.skip("no differentiable input in this sample")
     report = result.report(mode, "grad")
@@ -82,7 +98,7 @@ def test_graph_matches_pynative(info, dtype, index):
     _skip_unavailable(info)
     if not info.supports_graph:
         pytest.skip(f"{info.full_name} does not support graph mode")
-    report = run_case(info, dtype, index).graph_vs_pynative()
+    report = _run(info, dtype, index).graph_vs_pynative()
     assert report.ok, "\n" + report.format()
 
 
@@ -92,6 +108,32 @@ def test_error_inputs(info, err, mode):
     _skip_unavailable(info)
     problem = check_error_input(info, err, mode)
     assert problem is None, problem
+
+
+@pytest.mark.parametrize("info,ref", REFERENCES)
+def test_reference_inputs(info, ref):
+    """Ties, NaN, large and bit-exact cases (each entry's ``references``), on the backends
+    they name, at their tolerances (exact unless stated)."""
+    _skip_unavailable(info)
+    report = check_reference(info, ref)
+    assert report.ok, "\n" + report.format()
+
+
+def test_every_sample_runs_in_every_dtype_on_the_backend_that_runs_it():
+    """The backend the registry picks for a sample has a variant in that sample's dtype (the
+    entry's backend_dtypes do not leave a call of users unchecked)."""
+    names = {(i.full_name, d) for i in OP_DB for d in i.dtypes}
+    for info in OP_DB:
+        if not parity_in_variants(info):
+            continue
+        for dtype in info.dtypes:
+            for index in range(len(info.samples(dtype))):
+                backend = chosen_backend(info, dtype, index)
+                label = f"{info.variant}-{backend}" if info.variant else backend
+                assert (f"{info.name}[{label}]", dtype) in names, (
+                    f"{info.full_name} {dtype} sample {index} runs on {backend!r}, whose "
+                    "variant does not run that dtype (backend_dtypes)"
+                )
 
 
 def test_the_plain_entry_of_a_dispatched_op_chooses_a_checked_backend():

@@ -6,12 +6,13 @@ from __future__ import annotations
 import contextlib
 import re
 import traceback
+import warnings
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from mscompat.testing.opinfo import ErrorInput, OpInfo, SampleInput
+from mscompat.testing.opinfo import ErrorInput, OpInfo, ReferenceInput, SampleInput
 from mscompat.testing.parity import (
     MODES,
     ParityReport,
@@ -20,13 +21,17 @@ from mscompat.testing.parity import (
     run_mindspore,
     run_torch,
 )
+from mscompat.testing.tolerances import Tolerance
 
 __all__ = [
     "CaseResult",
     "backend_context",
     "check_error_input",
+    "check_reference",
+    "chosen_backend",
     "grad_argnums_of",
     "iter_cases",
+    "iter_references",
     "run_case",
     "skip_reason",
 ]
@@ -40,6 +45,33 @@ def skip_reason(info: OpInfo) -> Optional[str]:
 
     ok, why = available(info.dispatch_op, info.backend)
     return None if ok else f"{info.full_name}: backend {info.backend!r} unavailable here: {why}"
+
+
+_CHOSEN: Dict[Tuple[str, str, int], str] = {}
+
+
+def chosen_backend(info: OpInfo, dtype: str, index: int, seed: int = 0) -> str:
+    """The backend the registry picks for sample ``index`` of a dispatched entry in ``dtype``
+    on this machine: per call (the implementations' ``supports``), or the op's choice where the
+    front door answers the call before any backend (an empty input)."""
+    from mscompat.custom_ops import registry
+
+    key = (info.name + info.variant.rpartition("-")[0], dtype, index)
+    if key not in _CHOSEN:
+        sample = info.samples(dtype, seed)[index]
+        backend = "none"
+        if hasattr(registry, "unsupported"):  # the registry chooses per call
+            from mscompat.testing.parity import _to_ms
+
+            args = [_to_ms(a) for a in sample.args]
+            kwargs = {k: _to_ms(v) for k, v in sample.kwargs.items()}
+            with warnings.catch_warnings():  # the front door's own (grid_sample's default)
+                warnings.simplefilter("ignore")
+                backend = registry.which(info.dispatch_op, *args, **kwargs).backend
+        if backend == "none":
+            backend = registry.which(info.dispatch_op).backend
+        _CHOSEN[key] = backend
+    return _CHOSEN[key]
 
 
 def parity_in_variants(info: OpInfo) -> bool:
@@ -69,6 +101,8 @@ class CaseResult:
     outs: Dict[str, List[np.ndarray]] = field(default_factory=dict)
     grads: Dict[str, List[np.ndarray]] = field(default_factory=dict)
     errors: Dict[str, str] = field(default_factory=dict)
+    #: why the forced backend does not run this call (the registry's ``supports``): not checked
+    unsupported: str = ""
 
     def report(self, mode: str, kind: str) -> ParityReport:
         """Compare ``mode`` (``'pynative'``/``'graph'``) with PyTorch for ``kind``
@@ -184,10 +218,24 @@ def run_case(
                     grad_argnums=argnums,
                     cotangents=cts,
                 )
-        except Exception:
+        except Exception as exc:
+            refused = _refusal(info, exc)
+            if refused:
+                result.unsupported = refused
+                break
             result.errors[mode] = traceback.format_exc()
     _CACHE[key] = result
     return result
+
+
+def _refusal(info: OpInfo, exc: BaseException) -> str:
+    """The reason when ``exc`` is the registry refusing the variant's forced backend for this
+    call (the backend's ``supports`` predicate), else ``""``."""
+    from mscompat.custom_ops.registry import BackendNotAvailableError
+
+    if not info.backend or not isinstance(exc, BackendNotAvailableError):
+        return ""
+    return f"{info.full_name}: backend {info.backend!r} does not run this call: {exc}"
 
 
 def iter_cases(
@@ -200,6 +248,56 @@ def iter_cases(
                 continue
             for index, sample in enumerate(info.samples(dtype, seed)):
                 yield info, dtype, index, sample
+
+
+def iter_references(op_db: Iterable[OpInfo]) -> Iterator[Tuple[OpInfo, int, ReferenceInput]]:
+    """Every (entry, index, reference input) to check: a reference naming backends runs on
+    those backend variants, one naming none on the plain entry."""
+    for info in op_db:
+        for index, ref in enumerate(info.references()):
+            if (info.backend in ref.backends) if ref.backends else not info.backend:
+                yield info, index, ref
+
+
+def check_reference(info: OpInfo, ref: ReferenceInput, seed: int = 0) -> ParityReport:
+    """Run reference input ``ref`` of ``info`` (its backend forced) in each of ``ref.modes`` and
+    compare outputs (and gradients, with ``ref.grad``) with PyTorch at ``ref``'s tolerances."""
+    sample = ref.sample
+    argnums = grad_argnums_of(info, sample) if ref.grad else ()
+    torch_fn = info.torch_callable(sample)
+    expected_out, _ = run_torch(torch_fn, sample.args, sample.kwargs)
+    cts = make_cotangents(expected_out, np.random.default_rng(seed + 1))
+    expected_grads: List[np.ndarray] = []
+    if argnums and any(c is not None for c in cts):
+        _, expected_grads = run_torch(
+            torch_fn, sample.args, sample.kwargs, grad_argnums=argnums, cotangents=cts
+        )
+    else:
+        argnums = ()
+    report = ParityReport()
+    for mode in ref.modes:
+        with backend_context(info):
+            outs, grads = run_mindspore(
+                info.ms_callable(sample),
+                sample.args,
+                sample.kwargs,
+                mode=mode,
+                grad_argnums=argnums,
+                cotangents=cts,
+            )
+        for kind, got, want, labels in (
+            ("forward", outs, expected_out, [f"output[{i}]" for i in range(len(expected_out))]),
+            ("grad", grads, expected_grads, [f"grad[arg {i}]" for i in argnums]),
+        ):
+            for label, g, w in zip(labels, got, want):
+                compare_runs(report, mode, [g], [w], [label], kind, _fixed(ref.tolerance(label)))
+            if len(got) != len(want):
+                compare_runs(report, mode, got, want, labels, kind)
+    return report
+
+
+def _fixed(tolerance: Tolerance) -> Callable[[str, str], Tolerance]:
+    return lambda dtype, kind: tolerance
 
 
 def check_error_input(info: OpInfo, error: ErrorInput, mode: str) -> Optional[str]:

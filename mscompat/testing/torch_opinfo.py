@@ -2,8 +2,10 @@
 
 PyTorch describes every operator it tests with an ``OpInfo`` in
 ``torch.testing._internal.common_methods_invocations.op_db``; each yields sample inputs
-(``SampleInput(input, args, kwargs)``) covering the operator's argument space. This module maps
-those OpInfos to the mscompat functions that mirror them and runs every sample through
+(``SampleInput(input, args, kwargs)``) covering the operator's argument space. The op database
+entries name the OpInfos their op must pass (``OpInfo.torch_opinfo``, with an adapter for an
+ATen signature and a stride for very long sample lists) and the samples known to differ
+(``OpInfo.known``); this module runs every sample through
 :func:`~mscompat.testing.assert_parity`, so our ops are checked on PyTorch's inputs, not only
 on the ones we chose. ``torch.testing._internal`` needs the ``expecttest`` package (in the
 ``test`` extra).
@@ -17,14 +19,15 @@ Example:
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from mscompat.custom_ops.registry import call
-from mscompat.shape import grid_sample, interpolate
+from mscompat.testing.db import OP_DB
+from mscompat.testing.db.shape_grid_sample import grid_sampler_2d, grid_sampler_3d
+from mscompat.testing.db.shape_interpolate import upsample_bilinear2d_aa
+from mscompat.testing.opinfo import OpInfo, TorchOpInfo
 from mscompat.testing.parity import ParityReport, assert_parity
 
 __all__ = [
@@ -35,113 +38,33 @@ __all__ = [
     "grid_sampler_3d",
     "supported_dtypes",
     "torch_opinfo_cases",
+    "torch_opinfos",
     "upsample_bilinear2d_aa",
 ]
 
-_INTERPOLATE_MODES = (
-    "nearest",
-    "nearest-exact",
-    "linear",
-    "bilinear",
-    "bicubic",
-    "trilinear",
-    "area",
-)
 
-#: PyTorch OpInfo ``name`` (``name.variant`` for a variant) -> ``module:function`` in mscompat.
-TORCH_OPINFO_MAP: Dict[str, str] = {
-    "argsort": "mscompat.shape:argsort",
-    "sort": "mscompat.shape:sort",
-    "msort": "mscompat.shape:msort",
-    "topk": "mscompat.shape:topk",
-    "kthvalue": "mscompat.shape:kthvalue",
-    "median": "mscompat.shape:median",
-    "mode": "mscompat.shape:mode",
-    "squeeze": "mscompat.shape:squeeze",
-    "squeeze.multiple": "mscompat.shape:squeeze",
-    "squeeze_copy": "mscompat.shape:squeeze",
-    "unsqueeze": "mscompat.shape:unsqueeze",
-    "unsqueeze_copy": "mscompat.shape:unsqueeze",
-    "flatten": "mscompat.shape:flatten",
-    "unflatten": "mscompat.shape:unflatten",
-    "nn.functional.unfold": "mscompat.shape:unfold",
-    "nn.functional.grid_sample": "mscompat.shape:grid_sample",
-    # ATen ops behind the functional ones, through the adapters below
-    "grid_sampler_2d": "mscompat.testing.torch_opinfo:grid_sampler_2d",
-    "grid_sampler_3d": "mscompat.testing.torch_opinfo:grid_sampler_3d",
-    "_upsample_bilinear2d_aa": "mscompat.testing.torch_opinfo:upsample_bilinear2d_aa",
-    "nn.functional.upsample_nearest": "mscompat.shape:upsample_nearest",
-    "nn.functional.upsample_bilinear": "mscompat.shape:upsample_bilinear",
-    **{
-        f"nn.functional.interpolate.{mode}": "mscompat.shape:interpolate"
-        for mode in _INTERPOLATE_MODES
-    },
-    **{
-        f"nn.functional.{kind}_pool{d}d": f"mscompat.shape:{kind}_pool{d}d"
-        for kind in ("adaptive_avg", "adaptive_max", "max")
-        for d in (1, 2, 3)
-    },
-    **{f"nn.functional.max_unpool{d}d": f"mscompat.shape:max_unpool{d}d" for d in (1, 2, 3)},
-    **{f"nn.functional.max_unpool{d}d.grad": f"mscompat.shape:max_unpool{d}d" for d in (1, 2, 3)},
-}
+def torch_opinfos() -> Dict[str, Tuple[OpInfo, TorchOpInfo]]:
+    """PyTorch OpInfo key (``name`` or ``name.variant``) -> the op database entry that names it
+    in its ``torch_opinfo`` and that record (adapter, stride, dtypes not run)."""
+    found: Dict[str, Tuple[OpInfo, TorchOpInfo]] = {}
+    for info in OP_DB:
+        if info.backend:
+            continue
+        for t in info.torch_opinfo:
+            if t.name in found and found[t.name][0] is not info:
+                raise ValueError(
+                    f"PyTorch OpInfo {t.name!r} is claimed by {found[t.name][0].full_name} "
+                    f"and {info.full_name}"
+                )
+            found[t.name] = (info, t)
+    return found
+
+
+#: PyTorch OpInfo key (``name`` or ``name.variant``) -> the op database entry whose op (or
+#: ATen adapter) runs its samples; read from the entries' ``torch_opinfo``.
+TORCH_OPINFO_MAP: Dict[str, str] = {key: info.name for key, (info, _) in torch_opinfos().items()}
 
 _DTYPES = ("float16", "float32", "float64", "int32", "int64")
-
-_GRID_MODES = ("bilinear", "nearest", "bicubic")
-_GRID_PADDINGS = ("zeros", "border", "reflection")
-
-
-def grid_sampler_2d(
-    input: Any,  # noqa: A002 - PyTorch's argument name
-    grid: Any,
-    interpolation_mode: int,
-    padding_mode: int,
-    align_corners: bool,
-) -> Any:
-    """``torch.grid_sampler_2d`` (integer mode and padding codes) as
-    :func:`mscompat.shape.grid_sample`."""
-    mode = _GRID_MODES[interpolation_mode]
-    return grid_sample(input, grid, mode, _GRID_PADDINGS[padding_mode], align_corners)
-
-
-#: ``torch.grid_sampler_3d`` (5-D input): the same codes; ``grid_sample`` tells the ranks apart.
-grid_sampler_3d = grid_sampler_2d
-
-
-def upsample_bilinear2d_aa(
-    input: Any,  # noqa: A002 - PyTorch's argument name
-    output_size: Optional[Sequence[int]] = None,
-    align_corners: bool = False,
-    scale_factors: Optional[Sequence[float]] = None,
-    scales_h: Optional[float] = None,
-    scales_w: Optional[float] = None,
-) -> Any:
-    """``aten._upsample_bilinear2d_aa`` (both overloads) as :func:`mscompat.shape.interpolate`
-    with ``mode="bilinear", antialias=True``.
-
-    ATen takes an output size together with the scales its coordinates use (which
-    ``interpolate`` cannot express when both are given): that case goes to the dispatched
-    primitive directly.
-    """
-    if output_size is None:
-        return interpolate(
-            input,
-            scale_factor=tuple(scale_factors or ()),
-            mode="bilinear",
-            align_corners=align_corners,
-            antialias=True,
-        )
-    if scales_h is None and scales_w is None:
-        return interpolate(
-            input,
-            size=tuple(output_size),
-            mode="bilinear",
-            align_corners=align_corners,
-            antialias=True,
-        )
-    sizes = (int(output_size[0]), int(output_size[1]))
-    scales = (scales_h, scales_w)
-    return call("shape.interpolate", input, sizes, scales, "bilinear", bool(align_corners), True)
 
 
 @dataclass
@@ -175,11 +98,6 @@ class TorchCase:
 
 def _opinfo_key(info: Any) -> str:
     return f"{info.name}.{info.variant_test_name}" if info.variant_test_name else info.name
-
-
-def _resolve(target: str) -> Callable[..., Any]:
-    module, name = target.split(":")
-    return getattr(importlib.import_module(module), name)
 
 
 def _convert(value: Any) -> Tuple[Any, bool]:
@@ -221,7 +139,7 @@ def torch_opinfo_cases(
 
     Args:
         ops: OpInfo keys of :data:`TORCH_OPINFO_MAP` (``name`` or ``name.variant``), or mscompat
-            function names; default all.
+            function names (``"msort"``); default all.
         dtypes: NumPy dtype names to generate, intersected with the dtypes PyTorch supports.
         reference: use ``reference_inputs`` (a superset of ``sample_inputs``) where defined.
     """
@@ -229,15 +147,16 @@ def torch_opinfo_cases(
     from torch.testing._internal.common_methods_invocations import op_db
 
     wanted = set(ops) if ops is not None else None
+    mapped = torch_opinfos()
     for info in op_db:
         key = _opinfo_key(info)
-        target = TORCH_OPINFO_MAP.get(key)
-        if target is None:
+        if key not in mapped:
             continue
-        short = target.split(":")[1]
+        entry, record = mapped[key]
+        short = entry.name.rpartition(".")[2]
         if wanted is not None and key not in wanted and short not in wanted:
             continue
-        ms_fn = _resolve(target)
+        ms_fn = record.adapter or entry.op
         supported = {str(d).replace("torch.", "") for d in info.supported_dtypes("cpu")}
         for dtype in dtypes:
             if dtype not in supported:

@@ -25,11 +25,17 @@ def _collect() -> List[OpInfo]:
         for info in getattr(module, "OPS", []):
             entries.append(info)
             # One variant per registered backend, so each (op, backend) pair is checked
-            # against PyTorch with that backend forced.
+            # against PyTorch with that backend forced, in the dtypes that backend runs.
             if info.dispatch_op and not info.backend:
                 for backend in sorted(implementations(info.dispatch_op)):
                     label = f"{info.variant}-{backend}" if info.variant else backend
-                    entries.append(dataclasses.replace(info, variant=label, backend=backend))
+                    dtypes = info.backend_dtypes.get(backend, info.dtypes)
+                    if dtypes:
+                        entries.append(
+                            dataclasses.replace(
+                                info, variant=label, backend=backend, dtypes=tuple(dtypes)
+                            )
+                        )
     return entries
 
 

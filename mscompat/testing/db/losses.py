@@ -2,29 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator, List
+from typing import Any, Callable, Iterator, List, Tuple
 
 import numpy as np
+from mindspore import ops
 
 from mscompat.losses import (
     SigmoidFocalLoss,
     reduce_loss,
     sigmoid_focal_loss,
     weight_reduce_loss,
+    weighted_loss,
 )
+from mscompat.testing.db._common import torch_ref
 from mscompat.testing.opinfo import ErrorInput, OpInfo, SampleInput
 
 
 def _ref(name: str) -> Callable[..., Any]:
     """A lazily imported reference from ``mscompat.testing.references.mmdet``."""
-
-    def call(*args: Any, **kwargs: Any) -> Any:
-        from mscompat.testing.references import mmdet
-
-        return getattr(mmdet, name)(*args, **kwargs)
-
-    call.__name__ = name
-    return call
+    return torch_ref(f"mscompat.testing.references.mmdet:{name}")
 
 
 def _logits(rng: np.random.Generator, shape: Any, dtype: str, scale: float = 3.0) -> np.ndarray:
@@ -47,15 +43,25 @@ def _extreme(rng: np.random.Generator, shape: Any, dtype: str) -> np.ndarray:
     return x
 
 
-def focal_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
-    n, c = 6, 5
+def _focal_inputs(rng: np.random.Generator, n: int, c: int, dtype: str) -> Tuple[np.ndarray, ...]:
+    """Logits, hard and soft targets, weights (N,) and (N, C)."""
     x, hard, soft = (
         _logits(rng, (n, c), dtype),
         _hard(rng, (n, c), dtype),
         _soft(rng, (n, c), dtype),
     )
-    w_n = rng.uniform(size=(n,)).astype(dtype)
-    w_nc = rng.uniform(size=(n, c)).astype(dtype)
+    return (
+        x,
+        hard,
+        soft,
+        rng.uniform(size=(n,)).astype(dtype),
+        rng.uniform(size=(n, c)).astype(dtype),
+    )
+
+
+def focal_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    n, c = 6, 5
+    x, hard, soft, w_n, w_nc = _focal_inputs(rng, n, c, dtype)
     yield SampleInput((x, hard), name="hard targets, defaults")
     yield SampleInput((x, soft), {"reduction": "none"}, name="soft targets, none")
     yield SampleInput(
@@ -131,13 +137,7 @@ def focal_errors() -> Iterator[ErrorInput]:
 
 def focal_cell_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
     n, c = 5, 4
-    x, hard, soft = (
-        _logits(rng, (n, c), dtype),
-        _hard(rng, (n, c), dtype),
-        _soft(rng, (n, c), dtype),
-    )
-    w_n = rng.uniform(size=(n,)).astype(dtype)
-    w_nc = rng.uniform(size=(n, c)).astype(dtype)
+    x, hard, soft, w_n, w_nc = _focal_inputs(rng, n, c, dtype)
     yield SampleInput((x, hard), name="defaults")
     yield SampleInput(
         (x, soft),
@@ -230,6 +230,41 @@ def reduce_errors() -> Iterator[ErrorInput]:
     yield ErrorInput(SampleInput((loss.tolist(), "mean")), TypeError, r"loss must be a")
 
 
+# weighted_loss is a decorator: its entry checks an L1 loss decorated on each side.
+
+
+@weighted_loss
+def _l1_loss(pred: Any, target: Any) -> Any:
+    return ops.abs(pred - target)
+
+
+def _torch_l1_loss(*args: Any, **kwargs: Any) -> Any:
+    import torch
+
+    from mscompat.testing.references import mmdet
+
+    return mmdet.weighted_loss(lambda p, t: torch.abs(p - t))(*args, **kwargs)
+
+
+def weighted_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    pred, target = _logits(rng, (6, 4), dtype), _logits(rng, (6, 4), dtype)
+    weight = rng.uniform(size=(6, 4)).astype(dtype)
+    yield SampleInput((pred, target), name="defaults (mean)")
+    yield SampleInput((pred, target, weight, "sum"), name="weight, sum")
+    yield SampleInput((pred, target, weight), {"avg_factor": 3.5}, name="avg_factor")
+    yield SampleInput((pred, target), {"reduction": "none"}, name="none")
+
+
+def weighted_errors() -> Iterator[ErrorInput]:
+    x = np.ones((4, 3), np.float32)
+    yield ErrorInput(SampleInput((x, x), {"reduction": "max"}), ValueError, r"reduction must be")
+    yield ErrorInput(
+        SampleInput((x, x), {"reduction": "sum", "avg_factor": 2.0}),
+        ValueError,
+        r"avg_factor can not be used",
+    )
+
+
 OPS: List[OpInfo] = [
     OpInfo(
         name="losses.sigmoid_focal_loss",
@@ -244,6 +279,8 @@ OPS: List[OpInfo] = [
         error_inputs=focal_errors,
         bench_input=focal_bench,
         dispatch_op="losses.sigmoid_focal_loss",
+        # PyTorch rounds every float16 op of the loss: only the op-by-op composite does too
+        backend_dtypes={"aot": ("float32", "float64")},
     ),
     OpInfo(
         name="losses.SigmoidFocalLoss",
@@ -255,23 +292,28 @@ OPS: List[OpInfo] = [
         error_inputs=focal_cell_errors,
         is_cell=True,
     ),
-    OpInfo(
-        name="losses.reduce_loss",
-        op=reduce_loss,
-        ref=_ref("reduce_loss"),
-        mirrors="mmdet.models.losses.utils.reduce_loss",
-        torch_apis=("mmdet.models.losses.utils.reduce_loss",),
-        sample_inputs=reduce_samples,
-        error_inputs=reduce_errors,
+    *(
+        OpInfo(
+            name=f"losses.{op.__name__}",
+            op=op,
+            ref=_ref(op.__name__),
+            mirrors=f"mmdet.models.losses.utils.{op.__name__}",
+            torch_apis=(f"mmdet.models.losses.utils.{op.__name__}",),
+            sample_inputs=samples,
+            error_inputs=errors,
+        )
+        for op, samples, errors in (
+            (reduce_loss, reduce_samples, reduce_errors),
+            (weight_reduce_loss, weight_reduce_samples, weight_reduce_errors),
+        )
     ),
     OpInfo(
-        name="losses.weight_reduce_loss",
-        op=weight_reduce_loss,
-        ref=_ref("weight_reduce_loss"),
-        mirrors="mmdet.models.losses.utils.weight_reduce_loss",
-        torch_apis=("mmdet.models.losses.utils.weight_reduce_loss",),
-        sample_inputs=weight_reduce_samples,
-        error_inputs=weight_reduce_errors,
-        grad_argnums=(0,),
+        name="losses.weighted_loss",
+        op=_l1_loss,
+        ref=_torch_l1_loss,
+        mirrors="mmdet.models.losses.utils.weighted_loss",
+        sample_inputs=weighted_samples,
+        error_inputs=weighted_errors,
+        grad_argnums=(0, 1),
     ),
 ]

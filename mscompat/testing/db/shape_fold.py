@@ -2,34 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator, List, Tuple
+from typing import Any, Iterator, List, Tuple
 
 import numpy as np
 
 from mscompat.shape import Fold, Unfold, fold, unfold
 from mscompat.shape.fold import _blocks, _check_params
-from mscompat.testing.opinfo import ErrorInput, OpInfo, SampleInput
-
-
-def _torch(name: str) -> Callable[..., Any]:
-    def call(*args: Any, **kwargs: Any) -> Any:
-        import torch.nn.functional as F
-
-        return getattr(F, name)(*args, **kwargs)
-
-    call.__name__ = name
-    return call
-
-
-def _torch_cell(name: str) -> Callable[..., Any]:
-    def make(**kwargs: Any) -> Any:
-        import torch
-
-        return getattr(torch.nn, name)(**kwargs)
-
-    make.__name__ = name
-    return make
-
+from mscompat.testing.db._common import torch_ref
+from mscompat.testing.opinfo import ErrorInput, OpInfo, ReferenceInput, SampleInput, TorchOpInfo
 
 # (input shape, kwargs, name): edge cases of the block geometry
 _CASES: Tuple[Tuple[Tuple[int, ...], dict, str], ...] = (
@@ -170,49 +150,82 @@ def fold_cell_errors() -> Iterator[ErrorInput]:
     )
 
 
+# ----------------------------------------------------------------------------- references
+
+#: im2col / col2im geometries the aot kernels reproduce bit for bit (input shape, kwargs)
+_EXACT_CASES: Tuple[Tuple[str, Tuple[int, ...], dict], ...] = (
+    ("k3 p1 (a conv's im2col)", (2, 3, 9, 11), {"kernel_size": 3, "padding": 1}),
+    ("k2 s2 (patches)", (1, 2, 8, 8), {"kernel_size": 2, "stride": 2}),
+    (
+        "k(3, 2) d(2, 1) p(2, 0) s(1, 3)",
+        (2, 4, 10, 7),
+        {"kernel_size": (3, 2), "dilation": (2, 1), "padding": (2, 0), "stride": (1, 3)},
+    ),
+)
+
+
+def _exact_references(fold_side: bool) -> Any:
+    """unfold (a copy) and fold (PyTorch's col2im order; float16 rounded after every addition),
+    forward and gradient, bit-identical to PyTorch on the aot kernels; float16 also in graph
+    mode. fold's input is the columns of the unfold case."""
+
+    def references() -> Iterator[ReferenceInput]:
+        for name, shape, kw in _EXACT_CASES:
+            for dtype in ("float16", "float32", "float64"):
+                rng = np.random.default_rng(3)
+                x = (rng.standard_normal(shape) * 4).astype(dtype)
+                cols, size = _cols_shape(shape, kw)
+                if fold_side:
+                    c = (rng.standard_normal(cols) * 4).astype(dtype)
+                    sample = SampleInput((c, size), dict(kw), name=f"{name} {dtype}")
+                else:
+                    sample = SampleInput((x,), dict(kw), name=f"{name} {dtype}")
+                modes = ("pynative", "graph") if dtype == "float16" else ("pynative",)
+                yield ReferenceInput(sample, backends=("aot",), modes=modes, grad=True)
+
+    return references
+
+
+# ----------------------------------------------------------------------------- entries
+
+
+def _entry(name: str, op: Any, samples: Any, errors: Any, **extra: Any) -> OpInfo:
+    """``torch.nn.functional.<name>``, or the Cell ``torch.nn.<name>`` (float32)."""
+    path = f"torch.nn.{name}" if extra.get("is_cell") else f"torch.nn.functional.{name}"
+    return OpInfo(
+        name=f"shape.{name}",
+        op=op,
+        ref=torch_ref(path),
+        sample_inputs=samples,
+        mirrors=path,
+        torch_apis=(path,),
+        error_inputs=errors,
+        **extra,
+    )
+
+
 OPS: List[OpInfo] = [
-    OpInfo(
-        name="shape.unfold",
-        op=unfold,
-        ref=_torch("unfold"),
-        sample_inputs=unfold_samples,
-        mirrors="torch.nn.functional.unfold",
-        torch_apis=("torch.nn.functional.unfold",),
-        error_inputs=unfold_errors,
+    _entry(
+        "unfold",
+        unfold,
+        unfold_samples,
+        unfold_errors,
         dispatch_op="shape.unfold",
         bench_input=unfold_bench,
+        references=_exact_references(fold_side=False),
+        torch_opinfo=(TorchOpInfo("nn.functional.unfold", stride=3),),
     ),
-    OpInfo(
-        name="shape.fold",
-        op=fold,
-        ref=_torch("fold"),
-        sample_inputs=fold_samples,
-        mirrors="torch.nn.functional.fold",
-        torch_apis=("torch.nn.functional.fold",),
-        error_inputs=fold_errors,
+    _entry(
+        "fold",
+        fold,
+        fold_samples,
+        fold_errors,
         dispatch_op="shape.fold",
         bench_input=fold_bench,
+        references=_exact_references(fold_side=True),
     ),
-    OpInfo(
-        name="shape.Unfold",
-        op=Unfold,
-        ref=_torch_cell("Unfold"),
-        sample_inputs=unfold_cell_samples,
-        dtypes=("float32",),
-        mirrors="torch.nn.Unfold",
-        torch_apis=("torch.nn.Unfold",),
-        error_inputs=unfold_cell_errors,
-        is_cell=True,
+    _entry(
+        "Unfold", Unfold, unfold_cell_samples, unfold_cell_errors, dtypes=("float32",), is_cell=True
     ),
-    OpInfo(
-        name="shape.Fold",
-        op=Fold,
-        ref=_torch_cell("Fold"),
-        sample_inputs=fold_cell_samples,
-        dtypes=("float32",),
-        mirrors="torch.nn.Fold",
-        torch_apis=("torch.nn.Fold",),
-        error_inputs=fold_cell_errors,
-        is_cell=True,
-    ),
+    _entry("Fold", Fold, fold_cell_samples, fold_cell_errors, dtypes=("float32",), is_cell=True),
 ]

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Iterator, List, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from mscompat.custom_ops.registry import call
 from mscompat.shape.interpolate import (
     Upsample,
     UpsamplingBilinear2d,
@@ -15,27 +16,53 @@ from mscompat.shape.interpolate import (
     upsample_bilinear,
     upsample_nearest,
 )
-from mscompat.testing.opinfo import ErrorInput, OpInfo, SampleInput, ToleranceOverride
+from mscompat.testing.db._common import bench, torch_entry
+from mscompat.testing.opinfo import (
+    ErrorInput,
+    KnownDifference,
+    OpInfo,
+    ReferenceInput,
+    SampleInput,
+    ToleranceOverride,
+    TorchOpInfo,
+)
 from mscompat.testing.tolerances import Tolerance
 
 
-def _torch(path: str) -> Callable[..., Any]:
-    """A lazily imported ``torch.<path>`` (function, or module class for Cell entries)."""
+def upsample_bilinear2d_aa(
+    input: Any,  # noqa: A002 - PyTorch's argument name
+    output_size: Optional[Sequence[int]] = None,
+    align_corners: bool = False,
+    scale_factors: Optional[Sequence[float]] = None,
+    scales_h: Optional[float] = None,
+    scales_w: Optional[float] = None,
+) -> Any:
+    """``aten._upsample_bilinear2d_aa`` (both overloads) as :func:`mscompat.shape.interpolate`
+    with ``mode="bilinear", antialias=True``.
 
-    def call(*args: Any, **kwargs: Any) -> Any:
-        import warnings
-
-        import torch
-
-        obj: Any = torch
-        for part in path.split("."):
-            obj = getattr(obj, part)
-        with warnings.catch_warnings():  # upsample* are deprecated in PyTorch
-            warnings.simplefilter("ignore")
-            return obj(*args, **kwargs)
-
-    call.__name__ = path.rsplit(".", 1)[-1]
-    return call
+    ATen takes an output size together with the scales its coordinates use (which
+    ``interpolate`` cannot express when both are given): that case goes to the dispatched
+    primitive directly.
+    """
+    if output_size is None:
+        return interpolate(
+            input,
+            scale_factor=tuple(scale_factors or ()),
+            mode="bilinear",
+            align_corners=align_corners,
+            antialias=True,
+        )
+    if scales_h is None and scales_w is None:
+        return interpolate(
+            input,
+            size=tuple(output_size),
+            mode="bilinear",
+            align_corners=align_corners,
+            antialias=True,
+        )
+    sizes = (int(output_size[0]), int(output_size[1]))
+    scales = (scales_h, scales_w)
+    return call("shape.interpolate", input, sizes, scales, "bilinear", bool(align_corners), True)
 
 
 def _x(rng: np.random.Generator, shape: Tuple[int, ...], dtype: str) -> np.ndarray:
@@ -123,20 +150,11 @@ def interpolate_samples(dtype: str, rng: np.random.Generator) -> Iterator[Sample
         yield SampleInput((image,), {"scale_factor": 1.7}, name="uint8 image, nearest")
 
 
-def _fpn(scale: Any = 2, **kwargs: Any) -> Callable[[], SampleInput]:
-    def bench() -> SampleInput:
-        x = np.random.default_rng(0).standard_normal((2, 256, 32, 64)).astype(np.float32)
-        return SampleInput((x,), {"scale_factor": scale, **kwargs}, name="FPN level x2")
-
-    return bench
+_FPN = (2, 256, 32, 64)  # an FPN level
 
 
-def _cell_bench(**init: Any) -> Callable[[], SampleInput]:
-    def bench() -> SampleInput:
-        x = np.random.default_rng(0).standard_normal((2, 256, 32, 64)).astype(np.float32)
-        return SampleInput((x,), init_kwargs=init, name="FPN level x2")
-
-    return bench
+def _fpn(**kwargs: Any) -> Callable[[], SampleInput]:
+    return bench(_FPN, name="FPN level x2", scale_factor=2, **kwargs)
 
 
 def interpolate_errors() -> Iterator[ErrorInput]:
@@ -275,6 +293,7 @@ _HALF = ToleranceOverride(
     "PyTorch's CPU float16 bicubic kernel sums in its own order with float16 weights; the "
     "composite backend's matrix products differ by up to 2 float16 ulp for |x| < 4 (the aot "
     "kernel reproduces PyTorch exactly)",
+    backend="composite",
 )
 
 
@@ -293,99 +312,173 @@ def bicubic_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInpu
     )
 
 
-def _bicubic_bench() -> SampleInput:
-    x = np.random.default_rng(0).standard_normal((2, 256, 32, 64)).astype(np.float32)
-    return SampleInput((x,), {"scale_factor": 2, "mode": "bicubic"}, name="bicubic x2")
+# ----------------------------------------------------------------------------- references
 
+_MODE = {3: "linear", 4: "bilinear", 5: "trilinear"}
+
+#: name -> (input shape, kwargs): PyTorch's linear code paths, reproduced bit for bit by the
+#: linear kernel (its fused multiply-adds, its floorf on float64 source indices, its backward
+#: accumulation order; float16: float16 forward weights, float32 backward accumulation).
+_LINEAR_CASES: Dict[str, Tuple[Tuple[int, ...], Dict[str, Any]]] = {
+    # PyTorch's generic kernel (out_h + out_w > 128)
+    "bilinear x2 generic": ((2, 5, 32, 64), {"scale_factor": 2}),
+    "bilinear down, corners": ((1, 3, 50, 60), {"size": (31, 100), "align_corners": True}),
+    # its channels-last kernel (out_h + out_w <= 128): vector lanes and scalar tail channels
+    "bilinear small, 11 channels": ((2, 11, 7, 9), {"scale_factor": (1.7, 2.3)}),
+    "bilinear 1x1 input, 6 channels": ((1, 6, 1, 1), {"size": (100, 90)}),
+    "linear": ((2, 4, 9), {"size": 20}),
+    "linear down, corners": ((2, 3, 60), {"size": 100, "align_corners": True}),
+    "trilinear": ((2, 3, 4, 5, 6), {"size": (7, 9, 11)}),
+    "trilinear recompute": ((1, 2, 6, 5, 4), {"scale_factor": 0.6, "recompute_scale_factor": True}),
+}
+_LINEAR_GRAPH = ("bilinear x2 generic", "bilinear small, 11 channels", "trilinear")
+#: PyTorch's float16 channels-last kernel (small 2-D outputs) has its own vector arithmetic:
+#: the kernel's float16 results there are within 1 ulp in a few elements (gradients exact).
+_LINEAR_NOT_HALF = ("bilinear small, 11 channels", "bilinear 1x1 input, 6 channels")
+
+#: Bicubic: PyTorch's forward computes its source index and coefficients fused, its backward
+#: unfused; the kernel reproduces both (float16 weights for float16).
+_CUBIC_CASES: Dict[str, Tuple[Tuple[int, ...], Dict[str, Any]]] = {
+    # PyTorch's OpInfo "large" sample (the gradient was 6e-5 off with shared weights)
+    "down 345x456 -> 270x270": ((1, 2, 345, 456), {"size": (270, 270)}),
+    "down, corners": ((2, 3, 40, 50), {"size": (27, 31), "align_corners": True}),
+    "up x2": ((2, 3, 16, 20), {"scale_factor": 2}),
+    "up 2.3, taps clamped at the border": ((1, 2, 5, 7), {"scale_factor": 2.3}),
+    "same size (PyTorch copies the gradient)": ((1, 2, 6, 5), {"size": (6, 5)}),
+    "1x1 input": ((1, 3, 1, 1), {"size": (3, 4), "align_corners": True}),
+}
+_CUBIC_GRAPH = ("down, corners", "up x2")
+
+
+def _exact(name: str, shape: Tuple[int, ...], kwargs: Dict[str, Any], graph: bool) -> Any:
+    for dtype in ("float16", "float32", "float64"):
+        if dtype == "float16" and name in _LINEAR_NOT_HALF:
+            continue
+        x = np.random.default_rng(2).standard_normal(shape).astype(dtype)
+        sample = SampleInput((x,), kwargs, name=f"{name} {dtype}")
+        both = graph and (
+            dtype == "float32" or (kwargs["mode"] == "bicubic" and dtype == "float16")
+        )
+        modes = ("pynative", "graph") if both else ("pynative",)
+        yield ReferenceInput(sample, backends=("aot",), modes=modes, grad=True)
+
+
+def interpolate_references() -> Iterator[ReferenceInput]:
+    """The aot kernels bit-identical to torch 2.13 CPU, forward and input gradient."""
+    for dtype in ("float16", "float32", "float64"):
+        # float16: PyTorch accumulates the repeated gradients in float32 and rounds once
+        x = np.random.default_rng(1).standard_normal((2, 3, 5, 4)).astype(dtype)
+        sample = SampleInput((x,), {"size": (7, 10), "mode": "nearest"}, name=f"nearest {dtype}")
+        yield ReferenceInput(sample, backends=("aot",), modes=("pynative", "graph"), grad=True)
+    for name, (shape, kwargs) in _LINEAR_CASES.items():
+        yield from _exact(name, shape, dict(kwargs, mode=_MODE[len(shape)]), name in _LINEAR_GRAPH)
+    for name, (shape, kwargs) in _CUBIC_CASES.items():
+        yield from _exact(name, shape, dict(kwargs, mode="bicubic"), name in _CUBIC_GRAPH)
+    x = np.zeros((1, 1, 4, 6), np.float32)
+    x[0, 0, 1, 2] = np.inf  # inf near (2..3, 4..5), NaN where 0 * inf, finite elsewhere
+    sample = SampleInput((x,), {"size": (8, 12), "mode": "bilinear"}, name="inf within its taps")
+    yield ReferenceInput(sample, backends=("aot",))
+
+
+_TORCH_RAISES = "PyTorch itself raises NotImplementedError (antialias has no float16 CPU kernel)"
+
+_INTERPOLATE_MODES = (
+    "nearest",
+    "nearest-exact",
+    "linear",
+    "bilinear",
+    "bicubic",
+    "trilinear",
+    "area",
+)
+
+_INTERPOLATE = "torch.nn.functional.interpolate"
 
 OPS: List[OpInfo] = [
-    OpInfo(
-        name="shape.interpolate",
-        op=interpolate,
-        ref=_torch("nn.functional.interpolate"),
-        mirrors="torch.nn.functional.interpolate",
-        torch_apis=("torch.nn.functional.interpolate",),
-        sample_inputs=interpolate_samples,
-        error_inputs=interpolate_errors,
-        bench_input=_fpn(2),
+    torch_entry(
+        "shape.interpolate",
+        interpolate,
+        _INTERPOLATE,
+        interpolate_samples,
+        interpolate_errors,
+        bench_input=_fpn(),
         dispatch_op=_DISPATCH,
         tolerance_overrides=(_HALF,),
+        backend_dtypes={"native": ("float32",)},
+        references=interpolate_references,
+        torch_opinfo=(
+            *(TorchOpInfo(f"nn.functional.interpolate.{m}") for m in _INTERPOLATE_MODES),
+            TorchOpInfo("_upsample_bilinear2d_aa", adapter=upsample_bilinear2d_aa),
+        ),
+        # PyTorch's (2, 3, 345, 456) "large input" samples
+        known=(
+            KnownDifference(
+                "nn.functional.interpolate.bicubic", "float16", (24, 26), _TORCH_RAISES
+            ),
+            KnownDifference(
+                "nn.functional.interpolate.bilinear", "float16", (24, 26), _TORCH_RAISES
+            ),
+        ),
     ),
-    OpInfo(
-        name="shape.interpolate",
+    torch_entry(
+        "shape.interpolate",
+        interpolate,
+        _INTERPOLATE,
+        bicubic_samples,
+        interpolate_errors,
         variant="bicubic",
-        op=interpolate,
-        ref=_torch("nn.functional.interpolate"),
-        mirrors="torch.nn.functional.interpolate",
-        sample_inputs=bicubic_samples,
-        error_inputs=interpolate_errors,
-        bench_input=_bicubic_bench,
+        torch_apis=(),
+        bench_input=bench(_FPN, name="bicubic x2", scale_factor=2, mode="bicubic"),
     ),
-    OpInfo(
-        name="shape.upsample",
-        op=upsample,
-        ref=_torch("nn.functional.upsample"),
-        mirrors="torch.nn.functional.upsample",
-        torch_apis=("torch.nn.functional.upsample",),
-        sample_inputs=upsample_samples,
-        error_inputs=upsample_errors,
-        dtypes=("float32",),
-        bench_input=_fpn(2, mode="bilinear"),
+    *(
+        torch_entry(
+            f"shape.{fn.__name__}",
+            fn,
+            f"torch.nn.functional.{fn.__name__}",
+            samples,
+            errors,
+            dtypes=("float32",),
+            bench_input=bench_input,
+            torch_opinfo=opinfo,
+        )
+        for fn, samples, errors, bench_input, opinfo in (
+            (upsample, upsample_samples, upsample_errors, _fpn(mode="bilinear"), ()),
+            (
+                upsample_nearest,
+                upsample_nearest_samples,
+                upsample_nearest_errors,
+                _fpn(),
+                (TorchOpInfo("nn.functional.upsample_nearest"),),
+            ),
+            (
+                upsample_bilinear,
+                upsample_bilinear_samples,
+                upsample_bilinear_errors,
+                _fpn(),
+                (TorchOpInfo("nn.functional.upsample_bilinear"),),
+            ),
+        )
     ),
-    OpInfo(
-        name="shape.upsample_nearest",
-        op=upsample_nearest,
-        ref=_torch("nn.functional.upsample_nearest"),
-        mirrors="torch.nn.functional.upsample_nearest",
-        torch_apis=("torch.nn.functional.upsample_nearest",),
-        sample_inputs=upsample_nearest_samples,
-        error_inputs=upsample_nearest_errors,
-        dtypes=("float32",),
-        bench_input=_fpn(2),
-    ),
-    OpInfo(
-        name="shape.upsample_bilinear",
-        op=upsample_bilinear,
-        ref=_torch("nn.functional.upsample_bilinear"),
-        mirrors="torch.nn.functional.upsample_bilinear",
-        torch_apis=("torch.nn.functional.upsample_bilinear",),
-        sample_inputs=upsample_bilinear_samples,
-        error_inputs=upsample_bilinear_errors,
-        dtypes=("float32",),
-        bench_input=_fpn(2),
-    ),
-    OpInfo(
-        name="shape.Upsample",
-        op=Upsample,
-        ref=_torch("nn.Upsample"),
-        mirrors="torch.nn.Upsample",
-        torch_apis=("torch.nn.Upsample",),
-        sample_inputs=upsample_cell_samples,
-        error_inputs=upsample_cell_errors,
-        dtypes=("float32",),
-        is_cell=True,
-        bench_input=_cell_bench(scale_factor=2.0, mode="bilinear"),
-    ),
-    OpInfo(
-        name="shape.UpsamplingNearest2d",
-        op=UpsamplingNearest2d,
-        ref=_torch("nn.UpsamplingNearest2d"),
-        mirrors="torch.nn.UpsamplingNearest2d",
-        torch_apis=("torch.nn.UpsamplingNearest2d",),
-        sample_inputs=nearest2d_cell_samples,
-        error_inputs=cell2d_errors,
-        dtypes=("float32",),
-        is_cell=True,
-    ),
-    OpInfo(
-        name="shape.UpsamplingBilinear2d",
-        op=UpsamplingBilinear2d,
-        ref=_torch("nn.UpsamplingBilinear2d"),
-        mirrors="torch.nn.UpsamplingBilinear2d",
-        torch_apis=("torch.nn.UpsamplingBilinear2d",),
-        sample_inputs=bilinear2d_cell_samples,
-        error_inputs=cell2d_errors,
-        dtypes=("float32",),
-        is_cell=True,
+    *(
+        torch_entry(
+            f"shape.{cell.__name__}",
+            cell,
+            f"torch.nn.{cell.__name__}",
+            samples,
+            errors,
+            dtypes=("float32",),
+            is_cell=True,
+            bench_input=bench_input,
+        )
+        for cell, samples, errors, bench_input in (
+            (
+                Upsample,
+                upsample_cell_samples,
+                upsample_cell_errors,
+                bench(_FPN, name="FPN level x2", init=True, scale_factor=2.0, mode="bilinear"),
+            ),
+            (UpsamplingNearest2d, nearest2d_cell_samples, cell2d_errors, None),
+            (UpsamplingBilinear2d, bilinear2d_cell_samples, cell2d_errors, None),
+        )
     ),
 ]

@@ -2,32 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator, List, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Tuple
 
 import numpy as np
 
 from mscompat import shape as S
-from mscompat.testing.opinfo import ErrorInput, OpInfo, SampleInput
-
-
-def _torch(path: str) -> Callable[..., Any]:
-    """A lazily imported ``torch.nn.functional`` function or ``torch.nn`` module class."""
-
-    def call(*args: Any, **kwargs: Any) -> Any:
-        import torch
-
-        obj: Any = torch
-        for part in path.split("."):
-            obj = getattr(obj, part)
-        return obj(*args, **kwargs)
-
-    call.__name__ = path.rsplit(".", 1)[-1]
-    return call
-
-
-def _cell_ref(path: str) -> Callable[..., Any]:
-    """Factory of the PyTorch module: ``ref(**init_kwargs)`` -> the module."""
-    return _torch(path)
+from mscompat.testing.db._common import torch_ref
+from mscompat.testing.opinfo import ErrorInput, OpInfo, ReferenceInput, SampleInput, TorchOpInfo
+from mscompat.testing.tolerances import Tolerance
 
 
 def _x(rng: np.random.Generator, shape: Tuple[int, ...], dtype: str) -> np.ndarray:
@@ -321,10 +303,6 @@ def _unpool_cell_errors(n: int) -> Callable[[], Any]:
     return gen
 
 
-def _unpool_cell_ref(path: str) -> Callable[..., Any]:
-    return _torch(path)
-
-
 def _unpool_cell_samples(n: int) -> Callable[[str, np.random.Generator], Any]:
     def gen(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
         pooled = _spatial(n, (3, 2, 2))
@@ -340,7 +318,125 @@ def _unpool_cell_samples(n: int) -> Callable[[str, np.random.Generator], Any]:
     return gen
 
 
+# ----------------------------------------------------------------------------- references
+
+
+def _tied(shape: Tuple[int, ...], dtype: str, seed: int, nan: bool) -> np.ndarray:
+    """5 levels: many tied maxima in every window; 5% NaN (whole NaN windows) when ``nan``."""
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, 5, shape).astype(dtype)
+    if nan:
+        x[rng.random(shape) < 0.05] = np.nan
+    return x
+
+
+#: Max pooling calls whose positions among tied maxima and NaN PyTorch's CPU kernels decide
+#: (the aot kernels reproduce them): input shape, then the arguments after the input.
+_TIE_CALLS: Dict[str, Tuple[Tuple[int, ...], Tuple[Any, ...], Dict[str, Any]]] = {
+    "max_pool1d": ((2, 3, 17), (3, 2, 1, 1), {"ceil_mode": True, "return_indices": True}),
+    "max_pool2d": ((2, 3, 11, 12), (3, 2, 1, 2), {"ceil_mode": False, "return_indices": True}),
+    "max_pool3d": ((1, 2, 5, 6, 4), (2, 1, 1, 1), {"ceil_mode": True, "return_indices": True}),
+    "adaptive_max_pool1d": ((2, 3, 13), (5, True), {}),
+    "adaptive_max_pool2d": ((2, 3, 11, 9), ((4, 7), True), {}),
+    "adaptive_max_pool3d": ((1, 2, 5, 7, 6), ((2, 3, 5), True), {}),
+}
+
+_GRAD_TOL = Tolerance(atol=1e-6, rtol=1e-6)
+
+
+def _tie_references(name: str) -> Callable[[], Iterator[ReferenceInput]]:
+    """Values and int64 positions exactly PyTorch's (PyNative, float16/32/64); the gradient to
+    those positions in graph mode (float32)."""
+    shape, args, kwargs = _TIE_CALLS[name]
+
+    def references() -> Iterator[ReferenceInput]:
+        for dtype in ("float16", "float32", "float64"):
+            x = _tied(shape, dtype, 3, True)
+            sample = SampleInput((x, *args), kwargs, name=f"ties+NaN {dtype}")
+            yield ReferenceInput(sample, backends=("aot",))
+        x = _tied(shape, "float32", 5, False)
+        sample = SampleInput((x, *args), kwargs, name="ties, gradient")
+        yield ReferenceInput(
+            sample,
+            backends=("aot",),
+            modes=("graph",),
+            grad=True,
+            tolerances={"output[0]": _GRAD_TOL, "grad[arg 0]": _GRAD_TOL},
+        )
+
+    return references
+
+
+def _unpool_references() -> Iterator[ReferenceInput]:
+    """Repeated positions: the last value written wins, the gradient gathers (both backends)."""
+    x = np.arange(1, 9, dtype=np.float32).reshape(1, 2, 2, 2)
+    idx = np.array([[[[5, 5], [0, 5]], [[15, 3], [3, 3]]]], np.int64)
+    sample = SampleInput((x, idx, 2), {"output_size": (4, 4)}, name="duplicate indices")
+    yield ReferenceInput(
+        sample, backends=("aot", "composite"), modes=("pynative", "graph"), grad=True
+    )
+
+
+def _no_refs() -> Iterator[ReferenceInput]:
+    return iter(())
+
+
 # ----------------------------------------------------------------------------- entries
+
+#: PyTorch's OpInfo samples of these are run with a stride (it generates hundreds).
+_STRIDE = {
+    "max_pool1d": 7,
+    "max_pool2d": 23,
+    "max_pool3d": 11,
+    "max_unpool1d": 3,
+    "max_unpool2d": 5,
+    "max_unpool3d": 3,
+}
+
+
+def _function(fn: str, samples: Any, errors: Any, bench: Any, **extra: Any) -> OpInfo:
+    """The entry of ``torch.nn.functional.<fn>``, dispatched as ``shape.<fn>``."""
+    opinfos = (f"nn.functional.{fn}",) + (
+        (f"nn.functional.{fn}.grad",) if fn.startswith("max_unpool") else ()
+    )
+    return OpInfo(
+        name=f"shape.{fn}",
+        op=getattr(S, fn),
+        ref=torch_ref(f"torch.nn.functional.{fn}"),
+        mirrors=f"torch.nn.functional.{fn}",
+        sample_inputs=samples,
+        error_inputs=errors,
+        bench_input=bench,
+        dispatch_op=f"shape.{fn}",
+        references=extra.pop("references", _tie_references(fn) if fn in _TIE_CALLS else _no_refs),
+        torch_opinfo=tuple(
+            TorchOpInfo(o, stride=1 if o.endswith(".grad") else _STRIDE.get(fn, 1)) for o in opinfos
+        ),
+        **extra,
+    )
+
+
+def _cell(cell: str, samples: Any, errors: Any) -> OpInfo:
+    """The entry of the Cell ``torch.nn.<cell>`` (float32: the arithmetic is the function's)."""
+    return OpInfo(
+        name=f"shape.{cell}",
+        op=getattr(S, cell),
+        ref=torch_ref(f"torch.nn.{cell}"),
+        mirrors=f"torch.nn.{cell}",
+        torch_apis=(f"torch.nn.{cell}",),
+        sample_inputs=samples,
+        error_inputs=errors,
+        dtypes=("float32",),
+        is_cell=True,
+    )
+
+
+#: The adaptive average pooling kernels: aot in float32/float64; MindSpore's 3-D one not in
+#: float16 (PyTorch sums float16 bins in float16, as the composite does).
+_AVG_BACKEND_DTYPES = {
+    n: {"aot": ("float32", "float64"), **({"native": ("float32", "float64")} if n == 3 else {})}
+    for n in (1, 2, 3)
+}
 
 _D = {1: "1d", 2: "2d", 3: "3d"}
 OPS: List[OpInfo] = []
@@ -349,90 +445,51 @@ for _n in (1, 2, 3):
     _d = _D[_n]
     for _kind, _is_max in (("avg", False), ("max", True)):
         _fn = f"adaptive_{_kind}_pool{_d}"
-        _cell = f"Adaptive{_kind.capitalize()}Pool{_d}"
         OPS.append(
-            OpInfo(
-                name=f"shape.{_fn}",
-                op=getattr(S, _fn),
-                ref=_torch(f"nn.functional.{_fn}"),
-                mirrors=f"torch.nn.functional.{_fn}",
+            _function(
+                _fn,
+                _adaptive_samples(_n, _is_max),
+                _adaptive_errors(_n, _is_max),
+                _adaptive_bench(_n, _is_max),
                 torch_apis=(f"torch.nn.functional.{_fn}",)
                 + ((f"torch.{_fn}",) if _kind == "avg" and _n == 1 else ()),
-                sample_inputs=_adaptive_samples(_n, _is_max),
-                error_inputs=_adaptive_errors(_n, _is_max),
-                bench_input=_adaptive_bench(_n, _is_max),
-                dispatch_op=f"shape.{_fn}",
+                backend_dtypes=_AVG_BACKEND_DTYPES[_n] if _kind == "avg" else {},
             )
         )
         OPS.append(
-            OpInfo(
-                name=f"shape.{_cell}",
-                op=getattr(S, _cell),
-                ref=_cell_ref(f"nn.{_cell}"),
-                mirrors=f"torch.nn.{_cell}",
-                torch_apis=(f"torch.nn.{_cell}",),
-                sample_inputs=_adaptive_cell_samples(_n, _is_max),
-                error_inputs=_cell_errors(_n, {"output_size": 2}),
-                dtypes=("float32",),
-                is_cell=True,
+            _cell(
+                f"Adaptive{_kind.capitalize()}Pool{_d}",
+                _adaptive_cell_samples(_n, _is_max),
+                _cell_errors(_n, {"output_size": 2}),
             )
         )
     _fn = f"max_pool{_d}"
     OPS.append(
-        OpInfo(
-            name=f"shape.{_fn}",
-            op=getattr(S, _fn),
-            ref=_torch(f"nn.functional.{_fn}"),
-            mirrors=f"torch.nn.functional.{_fn}",
+        _function(
+            _fn,
+            _max_pool_samples(_n),
+            _max_pool_errors(_n),
+            _max_pool_bench(_n),
             torch_apis=(
                 f"torch.nn.functional.{_fn}",
                 f"torch.nn.functional.{_fn}_with_indices",
                 f"torch.{_fn}",
             ),
-            sample_inputs=_max_pool_samples(_n),
-            error_inputs=_max_pool_errors(_n),
             dtypes=("float16", "float32", "float64", "int32", "int64"),
-            bench_input=_max_pool_bench(_n),
-            dispatch_op=f"shape.{_fn}",
         )
     )
     OPS.append(
-        OpInfo(
-            name=f"shape.MaxPool{_d}",
-            op=getattr(S, f"MaxPool{_d}"),
-            ref=_cell_ref(f"nn.MaxPool{_d}"),
-            mirrors=f"torch.nn.MaxPool{_d}",
-            torch_apis=(f"torch.nn.MaxPool{_d}",),
-            sample_inputs=_max_pool_cell_samples(_n),
-            error_inputs=_cell_errors(_n, {"kernel_size": 2}),
-            dtypes=("float32",),
-            is_cell=True,
-        )
+        _cell(f"MaxPool{_d}", _max_pool_cell_samples(_n), _cell_errors(_n, {"kernel_size": 2}))
     )
     _fn = f"max_unpool{_d}"
     OPS.append(
-        OpInfo(
-            name=f"shape.{_fn}",
-            op=getattr(S, _fn),
-            ref=_torch(f"nn.functional.{_fn}"),
-            mirrors=f"torch.nn.functional.{_fn}",
+        _function(
+            _fn,
+            _unpool_samples(_n),
+            _unpool_errors(_n),
+            _unpool_bench(_n),
             torch_apis=(f"torch.nn.functional.{_fn}",),
-            sample_inputs=_unpool_samples(_n),
-            error_inputs=_unpool_errors(_n),
-            bench_input=_unpool_bench(_n),
-            dispatch_op=f"shape.{_fn}",
+            **({"references": _unpool_references} if _n == 2 else {}),
         )
     )
-    OPS.append(
-        OpInfo(
-            name=f"shape.MaxUnpool{_d}",
-            op=getattr(S, f"MaxUnpool{_d}"),
-            ref=_unpool_cell_ref(f"nn.MaxUnpool{_d}"),
-            mirrors=f"torch.nn.MaxUnpool{_d}",
-            torch_apis=(f"torch.nn.MaxUnpool{_d}",),
-            sample_inputs=_unpool_cell_samples(_n),
-            error_inputs=_unpool_cell_errors(_n),
-            dtypes=("float32",),
-            is_cell=True,
-        )
-    )
+    OPS.append(_cell(f"MaxUnpool{_d}", _unpool_cell_samples(_n), _unpool_cell_errors(_n)))

@@ -8,26 +8,14 @@ from typing import Any, Iterator, List, Tuple
 import numpy as np
 
 from mscompat.shape import Flatten, Unflatten, flatten, squeeze, unflatten, unsqueeze
-from mscompat.testing.opinfo import ErrorInput, OpInfo, SampleInput
+from mscompat.testing.db._common import bench, every_dtype_first, torch_ref
+from mscompat.testing.opinfo import ErrorInput, OpInfo, SampleInput, TorchOpInfo
 
 DTYPES = ("float16", "float32", "float64", "int32", "int64")
 
 
 def _x(rng: np.random.Generator, shape: Any, dtype: str) -> np.ndarray:
     return (rng.standard_normal(shape) * 4).astype(dtype)
-
-
-def _float32_only(gen: Any, keep: int = 1) -> Any:
-    """All samples in float32, the first ``keep`` in the other dtypes (reshape does not depend
-    on the dtype; the suite's time budget)."""
-
-    def samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
-        for i, sample in enumerate(gen(dtype, rng)):
-            if dtype == "float32" or i < keep:
-                yield sample
-
-    samples.__name__ = gen.__name__
-    return samples
 
 
 def squeeze_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
@@ -163,100 +151,40 @@ def _squeeze_ref(input: Any, dim: Any = None) -> Any:
     return torch.squeeze(input) if dim is None else torch.squeeze(input, dim)
 
 
-def _ref(name: str) -> Any:
-    def call(*args: Any, **kwargs: Any) -> Any:
-        import torch
+_IMAGE = (8, 32, 64, 64)
 
-        return getattr(torch, name)(*args, **kwargs)
+#: op, samples, errors, bench input (None for a Cell), PyTorch OpInfos
+_FAMILY: Tuple[Tuple[Any, Any, Any, Any, Tuple[str, ...]], ...] = (
+    # A size-1 dim to remove: squeezing nothing returns the input itself, no kernel.
+    (squeeze, squeeze_samples, squeeze_errors, bench((8, 32, 1, 64, 64)), ("squeeze",)),
+    (unsqueeze, unsqueeze_samples, unsqueeze_errors, bench(_IMAGE, 1), ("unsqueeze",)),
+    (flatten, flatten_samples, flatten_errors, bench(_IMAGE, 1), ("flatten",)),
+    (unflatten, unflatten_samples, unflatten_errors, bench(_IMAGE, 1, (4, 8)), ("unflatten",)),
+    (Flatten, flatten_cell_samples, flatten_cell_errors, None, ()),
+    (Unflatten, unflatten_cell_samples, unflatten_cell_errors, None, ()),
+)
 
-    call.__name__ = name
-    return call
-
-
-def _module(name: str) -> Any:
-    def make(**kwargs: Any) -> Any:
-        import torch
-
-        return getattr(torch.nn, name)(**kwargs)
-
-    make.__name__ = name
-    return make
+#: PyTorch's OpInfo variants and ``*_copy`` ops of the same function
+_MORE_OPINFOS = {"squeeze": ("squeeze.multiple", "squeeze_copy"), "unsqueeze": ("unsqueeze_copy",)}
 
 
-def _bench(*extra: Any, shape: Tuple[int, ...] = (8, 32, 64, 64)) -> Any:
-    def make() -> SampleInput:
-        x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
-        return SampleInput((x, *extra), name=f"{shape} float32")
-
-    return make
-
-
-OPS: List[OpInfo] = [
-    OpInfo(
-        name="shape.squeeze",
-        op=squeeze,
-        ref=_squeeze_ref,
-        mirrors="torch.squeeze",
-        torch_apis=("torch.squeeze", "torch.Tensor.squeeze"),
-        sample_inputs=_float32_only(squeeze_samples),
-        error_inputs=squeeze_errors,
+def _entry(op: Any, samples: Any, errors: Any, bench_input: Any, opinfos: Any) -> OpInfo:
+    name = op.__name__
+    cell = bench_input is None
+    path = f"torch.nn.{name}" if cell else f"torch.{name}"
+    return OpInfo(
+        name=f"shape.{name}",
+        op=op,
+        ref=_squeeze_ref if op is squeeze else torch_ref(path),
+        mirrors=path,
+        torch_apis=(path,) if cell else (path, f"torch.Tensor.{name}"),
+        sample_inputs=every_dtype_first(samples),
+        error_inputs=errors,
         dtypes=DTYPES,
-        # A size-1 dim to remove: squeezing nothing returns the input itself, no kernel.
-        bench_input=_bench(shape=(8, 32, 1, 64, 64)),
-    ),
-    OpInfo(
-        name="shape.unsqueeze",
-        op=unsqueeze,
-        ref=_ref("unsqueeze"),
-        mirrors="torch.unsqueeze",
-        torch_apis=("torch.unsqueeze", "torch.Tensor.unsqueeze"),
-        sample_inputs=_float32_only(unsqueeze_samples),
-        error_inputs=unsqueeze_errors,
-        dtypes=DTYPES,
-        bench_input=_bench(1),
-    ),
-    OpInfo(
-        name="shape.flatten",
-        op=flatten,
-        ref=_ref("flatten"),
-        mirrors="torch.flatten",
-        torch_apis=("torch.flatten", "torch.Tensor.flatten"),
-        sample_inputs=_float32_only(flatten_samples),
-        error_inputs=flatten_errors,
-        dtypes=DTYPES,
-        bench_input=_bench(1),
-    ),
-    OpInfo(
-        name="shape.unflatten",
-        op=unflatten,
-        ref=_ref("unflatten"),
-        mirrors="torch.unflatten",
-        torch_apis=("torch.unflatten", "torch.Tensor.unflatten"),
-        sample_inputs=_float32_only(unflatten_samples),
-        error_inputs=unflatten_errors,
-        dtypes=DTYPES,
-        bench_input=_bench(1, (4, 8)),
-    ),
-    OpInfo(
-        name="shape.Flatten",
-        op=Flatten,
-        ref=_module("Flatten"),
-        mirrors="torch.nn.Flatten",
-        torch_apis=("torch.nn.Flatten",),
-        sample_inputs=_float32_only(flatten_cell_samples),
-        error_inputs=flatten_cell_errors,
-        dtypes=DTYPES,
-        is_cell=True,
-    ),
-    OpInfo(
-        name="shape.Unflatten",
-        op=Unflatten,
-        ref=_module("Unflatten"),
-        mirrors="torch.nn.Unflatten",
-        torch_apis=("torch.nn.Unflatten",),
-        sample_inputs=_float32_only(unflatten_cell_samples),
-        error_inputs=unflatten_cell_errors,
-        dtypes=DTYPES,
-        is_cell=True,
-    ),
-]
+        is_cell=cell,
+        bench_input=bench_input,
+        torch_opinfo=tuple(TorchOpInfo(o) for o in opinfos + _MORE_OPINFOS.get(name, ())),
+    )
+
+
+OPS: List[OpInfo] = [_entry(*row) for row in _FAMILY]

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterator, List
+import dataclasses
+from typing import Any, Dict, Iterator, List, Tuple
 
 import numpy as np
 
 from mscompat.shape import argsort, kthvalue, median, mode, msort, sort, topk
-from mscompat.testing.opinfo import ErrorInput, OpInfo, SampleInput
+from mscompat.testing.db._common import bench, torch_ref
+from mscompat.testing.opinfo import ErrorInput, OpInfo, ReferenceInput, SampleInput, TorchOpInfo
 
 DTYPES = ("float16", "float32", "float64", "int32", "int64")
 
@@ -205,6 +207,10 @@ def kthvalue_errors() -> Iterator[ErrorInput]:
     )
 
 
+def _no_refs() -> Iterator[ReferenceInput]:
+    return iter(())
+
+
 def _median_ref(input: Any, dim: Any = None, keepdim: bool = False) -> Any:
     import torch
 
@@ -266,169 +272,154 @@ def mode_errors() -> Iterator[ErrorInput]:
     )
 
 
-def _bench(*extra: Any, **kwargs: Any) -> Any:
-    def make() -> SampleInput:
-        x = np.random.default_rng(0).standard_normal((1000, 1000)).astype(np.float32)
-        return SampleInput((x, *extra), kwargs, name="(1000, 1000) float32")
-
-    return make
-
-
 def _mode_bench() -> SampleInput:
     x = np.random.default_rng(0).integers(0, 50, (1000, 1000)).astype(np.float32)
     return SampleInput((x,), name="(1000, 1000) float32, 50 levels")
 
 
-def _ref(name: str) -> Any:
-    def call(*args: Any, **kwargs: Any) -> Any:
-        import torch
+# ----------------------------------------------------------------------------- references
 
-        return getattr(torch, name)(*args, **kwargs)
+#: The dtypes of the tie references: every integer width the index kernels copy.
+TIE_DTYPES = ("float16", "float32", "float64", "int8", "uint8", "int16", "int32", "int64")
 
-    call.__name__ = name
-    return call
+#: Calls on many ties (and NaN) where PyTorch's CPU kernels answer with their own positions
+#: among equal elements (``std::sort``, its partial sort for ``64 * k <= n``, ...), which the
+#: aot kernels reproduce: (4, 150) rows are longer than 16 (std::sort's insertion-sort cutoff)
+#: and than 64 * k for k = 2.
+_TIE_CALLS: Dict[str, Tuple[Tuple[Tuple[Any, ...], Dict[str, Any]], ...]] = {
+    "sort": (((0,), {}), ((-1, True), {}), ((), {"dim": 1, "stable": True})),
+    "topk": (((20, 1, True, True), {}), ((20, 1, False, False), {}), ((2, 1), {})),
+    "kthvalue": (((7, 1), {}),),
+    "median": (((1,), {}),),
+    "mode": (((1,), {}),),
+}
 
+
+def _tied(shape: Any, dtype: str, seed: int = 0, nan: bool = True) -> np.ndarray:
+    """5 levels (many ties), 5% NaN in floating dtypes."""
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, 5, shape).astype(dtype)
+    if nan and dtype.startswith("float"):
+        x[rng.random(shape) < 0.05] = np.nan
+    return x
+
+
+def _backends(kwargs: Dict[str, Any]) -> Tuple[str, ...]:
+    """A stable sort has one answer, whichever backend the registry picks for it; the other
+    calls are PyTorch's own order among ties, which the aot kernels reproduce."""
+    return () if kwargs.get("stable") else ("aot",)
+
+
+def _tie_references(name: str) -> Any:
+    """PyTorch's CPU positions among ties and NaN, exactly (values, int64 positions, dtypes),
+    on the aot kernels: every dtype in PyNative, float32 in graph mode."""
+
+    def references() -> Iterator[ReferenceInput]:
+        for args, kwargs in _TIE_CALLS[name]:
+            call = f"{name}{args}{kwargs or ''}"
+            for seed, dtype in enumerate(TIE_DTYPES):
+                x = _tied((4, 150), dtype, seed=seed)
+                sample = SampleInput((x, *args), kwargs, name=f"{call} ties+NaN {dtype}")
+                yield ReferenceInput(sample, backends=_backends(kwargs))
+            sample = SampleInput((_tied((4, 150), "float32", seed=11), *args), kwargs)
+            yield ReferenceInput(
+                dataclasses.replace(sample, name=f"{call} ties+NaN graph"),
+                backends=_backends(kwargs),
+                modes=("graph",),
+            )
+        if name == "sort":
+            # PyTorch sorts a 1-D integer tensor of >= 32768 elements ascending with a stable
+            # radix sort; 2-D rows go through std::sort (not stable)
+            for shape in ((40000,), (1, 40000)):
+                sample = SampleInput((_tied(shape, "int32"),), name=f"radix case {shape}")
+                yield ReferenceInput(sample, backends=("aot",))
+        if name == "topk":
+            sample = SampleInput(
+                (_tied((3, 100), "float32", nan=False), 30, 1, False, False),
+                name="gradient to torch's positions among ties",
+            )
+            yield ReferenceInput(sample, backends=("aot",), modes=("graph",), grad=True)
+
+    return references
+
+
+# ----------------------------------------------------------------------------- entries
+
+#: In the dtypes other than float32, only the samples named here run (the suite's time budget:
+#: each sample compiles four graphs).
+_KEEP: Dict[str, Dict[str, Tuple[str, ...]]] = {
+    "sort": {
+        "float16": ("nan inf -0", "ties desc"),
+        "float64": ("nan inf -0 desc", "nan inf 50 stable", "1 ulp apart"),
+        "int32": ("ties 40 stable", "empty (3, 0)"),
+        "int64": ("ties 40 dim 0 stable", "1 ulp apart"),
+    },
+    "argsort": {
+        "float16": ("ties desc",),
+        "float64": ("nan inf",),
+        "int32": ("defaults",),
+        "int64": ("ties desc",),
+    },
+    "msort": {
+        "float16": ("nan inf",),
+        "float64": ("2-D",),
+        "int32": ("3-D ties",),
+        "int64": ("2-D",),
+    },
+    "topk": {
+        "float16": ("nan inf largest", "k 3"),
+        "float64": ("nan inf largest", "nan inf smallest", "dim 0"),
+        "int32": ("ties smallest",),
+        "int64": ("ties in dim 3", "k 0"),
+    },
+    "kthvalue": {
+        "float16": ("nan inf k 4",),
+        "float64": ("nan inf k 5", "3-D dim -2 keepdim"),
+        "int32": ("k 5",),
+        "int64": ("dim 0",),
+    },
+    "median": {
+        "float16": ("global ties (grad spread)", "dim nan: first nan"),
+        "float64": ("global nan (grad spread)", "dim 1, even"),
+        "int32": ("global, even n",),
+        "int64": ("dim 0 keepdim", "global ties (grad spread)"),
+    },
+    "mode": {
+        "float16": ("ties: last occurrence",),
+        "float64": ("dim 16 keepdim",),
+        "int32": ("equal counts: smallest",),
+        "int64": ("dim 0", "transposed input"),
+    },
+}
+
+_SQUARE = (1000, 1000)
+
+#: op, samples, errors, dispatched op, bench input
+_FAMILY: Tuple[Tuple[Any, Any, Any, str, Any], ...] = (
+    (sort, sort_samples, sort_errors, "shape.sort", bench(_SQUARE)),
+    (argsort, argsort_samples, sort_errors, "shape.sort", bench(_SQUARE)),
+    (msort, msort_samples, msort_errors, "shape.sort", bench(_SQUARE)),
+    (topk, topk_samples, topk_errors, "shape.topk", bench(_SQUARE, 100)),
+    (kthvalue, kthvalue_samples, kthvalue_errors, "shape.kthvalue", bench(_SQUARE, 500)),
+    (median, median_samples, median_errors, "shape.median", bench(_SQUARE, 1)),
+    (mode, mode_samples, mode_errors, "shape.mode", _mode_bench),
+)
 
 OPS: List[OpInfo] = [
     OpInfo(
-        name="shape.sort",
-        op=sort,
-        ref=_ref("sort"),
-        mirrors="torch.sort",
-        torch_apis=("torch.sort", "torch.Tensor.sort"),
-        sample_inputs=_pruned(
-            sort_samples,
-            {
-                "float16": ("nan inf -0", "ties desc"),
-                "float64": ("nan inf -0 desc", "nan inf 50 stable", "1 ulp apart"),
-                "int32": ("ties 40 stable", "empty (3, 0)"),
-                "int64": ("ties 40 dim 0 stable", "1 ulp apart"),
-            },
-        ),
-        error_inputs=sort_errors,
+        name=f"shape.{op.__name__}",
+        op=op,
+        ref=_median_ref if op is median else torch_ref(f"torch.{op.__name__}"),
+        mirrors=f"torch.{op.__name__}",
+        torch_apis=(f"torch.{op.__name__}", f"torch.Tensor.{op.__name__}"),
+        sample_inputs=_pruned(samples, _KEEP[op.__name__]),
+        error_inputs=errors,
         dtypes=DTYPES,
-        bench_input=_bench(),
-        dispatch_op="shape.sort",
-    ),
-    OpInfo(
-        name="shape.argsort",
-        op=argsort,
-        ref=_ref("argsort"),
-        mirrors="torch.argsort",
-        torch_apis=("torch.argsort", "torch.Tensor.argsort"),
-        sample_inputs=_pruned(
-            argsort_samples,
-            {
-                "float16": ("ties desc",),
-                "float64": ("nan inf",),
-                "int32": ("defaults",),
-                "int64": ("ties desc",),
-            },
-        ),
-        error_inputs=sort_errors,
-        dtypes=DTYPES,
-        grad_argnums=(),
-        bench_input=_bench(),
-        dispatch_op="shape.sort",
-    ),
-    OpInfo(
-        name="shape.msort",
-        op=msort,
-        ref=_ref("msort"),
-        mirrors="torch.msort",
-        torch_apis=("torch.msort", "torch.Tensor.msort"),
-        sample_inputs=_pruned(
-            msort_samples,
-            {
-                "float16": ("nan inf",),
-                "float64": ("2-D",),
-                "int32": ("3-D ties",),
-                "int64": ("2-D",),
-            },
-        ),
-        error_inputs=msort_errors,
-        dtypes=DTYPES,
-        bench_input=_bench(),
-        dispatch_op="shape.sort",
-    ),
-    OpInfo(
-        name="shape.topk",
-        op=topk,
-        ref=_ref("topk"),
-        mirrors="torch.topk",
-        torch_apis=("torch.topk", "torch.Tensor.topk"),
-        sample_inputs=_pruned(
-            topk_samples,
-            {
-                "float16": ("nan inf largest", "k 3"),
-                "float64": ("nan inf largest", "nan inf smallest", "dim 0"),
-                "int32": ("ties smallest",),
-                "int64": ("ties in dim 3", "k 0"),
-            },
-        ),
-        error_inputs=topk_errors,
-        dtypes=DTYPES,
-        bench_input=_bench(100),
-        dispatch_op="shape.topk",
-    ),
-    OpInfo(
-        name="shape.kthvalue",
-        op=kthvalue,
-        ref=_ref("kthvalue"),
-        mirrors="torch.kthvalue",
-        torch_apis=("torch.kthvalue", "torch.Tensor.kthvalue"),
-        sample_inputs=_pruned(
-            kthvalue_samples,
-            {
-                "float16": ("nan inf k 4",),
-                "float64": ("nan inf k 5", "3-D dim -2 keepdim"),
-                "int32": ("k 5",),
-                "int64": ("dim 0",),
-            },
-        ),
-        error_inputs=kthvalue_errors,
-        dtypes=DTYPES,
-        bench_input=_bench(500),
-        dispatch_op="shape.kthvalue",
-    ),
-    OpInfo(
-        name="shape.median",
-        op=median,
-        ref=_median_ref,
-        mirrors="torch.median",
-        torch_apis=("torch.median", "torch.Tensor.median"),
-        sample_inputs=_pruned(
-            median_samples,
-            {
-                "float16": ("global ties (grad spread)", "dim nan: first nan"),
-                "float64": ("global nan (grad spread)", "dim 1, even"),
-                "int32": ("global, even n",),
-                "int64": ("dim 0 keepdim", "global ties (grad spread)"),
-            },
-        ),
-        error_inputs=median_errors,
-        dtypes=DTYPES,
-        bench_input=_bench(1),
-        dispatch_op="shape.median",
-    ),
-    OpInfo(
-        name="shape.mode",
-        op=mode,
-        ref=_ref("mode"),
-        mirrors="torch.mode",
-        torch_apis=("torch.mode", "torch.Tensor.mode"),
-        sample_inputs=_pruned(
-            mode_samples,
-            {
-                "float16": ("ties: last occurrence",),
-                "float64": ("dim 16 keepdim",),
-                "int32": ("equal counts: smallest",),
-                "int64": ("dim 0", "transposed input"),
-            },
-        ),
-        error_inputs=mode_errors,
-        dtypes=DTYPES,
-        bench_input=_mode_bench,
-        dispatch_op="shape.mode",
-    ),
+        grad_argnums=() if op is argsort else (0,),
+        bench_input=bench_input,
+        dispatch_op=dispatch_op,
+        references=_tie_references(op.__name__) if op.__name__ in _TIE_CALLS else _no_refs,
+        torch_opinfo=(TorchOpInfo(op.__name__),),
+    )
+    for op, samples, errors, dispatch_op, bench_input in _FAMILY
 ]

@@ -7,6 +7,7 @@ numbers without installing MMDetection or mmcv.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable, Optional
 
 import torch
@@ -89,3 +90,22 @@ def sigmoid_focal_loss_module(
 
     avg_factor_default = avg_factor
     return forward
+
+
+def weighted_loss(loss_func: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
+    """``mmdet.models.losses.utils.weighted_loss``: an elementwise loss with ``weight``,
+    ``reduction`` and ``avg_factor``."""
+
+    @functools.wraps(loss_func)
+    def wrapper(
+        pred: torch.Tensor,
+        target: torch.Tensor,
+        weight: Optional[torch.Tensor] = None,
+        reduction: str = "mean",
+        avg_factor: Any = None,
+        **kwargs: Any,
+    ) -> torch.Tensor:
+        loss = loss_func(pred, target, **kwargs)
+        return weight_reduce_loss(loss, weight, reduction, avg_factor)
+
+    return wrapper
