@@ -46,7 +46,7 @@ LINE_LENGTH = 100
 PY_MARKERS = ("# BEGIN GENERATED (tools/generate.py)", "# END GENERATED")
 RST_MARKERS = (".. BEGIN GENERATED (tools/generate.py)", ".. END GENERATED")
 
-#: (module, name in that module, name it is bound to); the comment line goes above the import
+#: (module, name in that module, name it is bound to): ``from module import name as bound``
 Import = Tuple[str, str, str]
 
 
@@ -70,7 +70,12 @@ def _import_key(item: Tuple[Import, str]) -> Tuple[str, int, str]:
     return module, kind, name
 
 
-def python_block(imports: Sequence[Import], names: Sequence[str], source: str, notes=None) -> str:
+def python_block(
+    imports: Sequence[Import],
+    names: Sequence[str],
+    source: str,
+    notes: Optional[Dict[str, str]] = None,
+) -> str:
     """The generated block of a package: ``imports`` one a line, then ``__all__`` = ``names``.
 
     ``notes`` maps an import's bound name to a comment written above it.
@@ -141,6 +146,7 @@ def _family_index() -> Dict[int, List[Tuple[str, str]]]:
 
 
 def mirror_names() -> Dict[str, Dict[str, Tuple[Any, str]]]:
+    """What each mirror exports, from the op database (importing it imports the domain packages)."""
     from mscompat.testing import OP_DB
 
     return mirror_exports(OP_DB)
@@ -292,12 +298,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         # In this order: the domain packages from source (a stale one may not import), then what
         # imports them (the op database), and the drop-in table, which imports the mirrors.
         changed = [_update(p, replace_block(p, b), check) for p, b in domain_blocks().items()]
-        exports = mirror_names()
-        blocks = {**mirror_blocks(exports), **docs_blocks(exports)}
-        changed += [_update(p, replace_block(p, b), check) for p, b in blocks.items()]
-        from mscompat.scan.knowledge import DROP_INS_FILE
+        if not (check and any(changed)):  # else the rest may not import: it waits for a write
+            exports = mirror_names()
+            blocks = {**mirror_blocks(exports), **docs_blocks(exports)}
+            changed += [_update(p, replace_block(p, b), check) for p, b in blocks.items()]
+            from mscompat.scan.knowledge import DROP_INS_FILE
 
-        changed.append(_update(DROP_INS_FILE, drop_ins_text(), check))
+            changed.append(_update(DROP_INS_FILE, drop_ins_text(), check))
     except GenerateError as exc:
         print(f"error: {exc}")
         return 2
@@ -306,6 +313,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"{'stale' if check else 'wrote'} {path}")
     if not stale:
         print("up to date")
+    if check and stale:
+        print("run: python tools/generate.py")
     return 1 if check and stale else 0
 
 
