@@ -48,7 +48,6 @@ __all__ = [
     "kernel_dtype",
     "kernel_path",
     "reg_info",
-    "same_dtype",
     "shape_of",
     "warn_once",
     "zeros",
@@ -179,7 +178,10 @@ def _parse(signature: str) -> Tuple[List[Tuple[str, str]], List[Tuple[str, str]]
             params.append((name, kind or "T"))
         parsed.append(params)
     if not arrow or not parsed[1]:
-        raise ValueError(f"kernel signature {signature!r} has no '->' and outputs")
+        raise ValueError(f"kernel signature {signature!r} needs '->' and at least one output")
+    unbound = {k for _, k in parsed[1] if k in _VARIABLES} - {k for _, k in parsed[0]}
+    if unbound:
+        raise ValueError(f"kernel signature {signature!r}: no input of dtype {sorted(unbound)}")
     return parsed[0], parsed[1]
 
 
@@ -225,11 +227,6 @@ def shape_of(*at: int) -> Callable[..., Any]:
     return out_shape
 
 
-def same_dtype(x: Any, *_: Any) -> Any:
-    """``out_dtype`` of a kernel whose output has its first input's dtype."""
-    return x
-
-
 def zeros(*xs: Any) -> Tuple[Any, ...]:
     """``zeros_like`` of each argument: the gradients of kernel inputs that have none (usable
     in a bprop compiled into a graph)."""
@@ -239,6 +236,10 @@ def zeros(*xs: Any) -> Tuple[Any, ...]:
 # bprops of kernels that are not differentiated (index outputs; backward kernels, whose second
 # derivatives are not provided), by number of inputs. MindSpore compiles a bprop into graphs from
 # its source and needs its parameters spelled out: no *args.
+def _no_grad1(a: Any, out: Any, dout: Any) -> Any:
+    return zeros(a)
+
+
 def _no_grad2(a: Any, b: Any, out: Any, dout: Any) -> Any:
     return zeros(a, b)
 
@@ -265,7 +266,15 @@ def _no_grad9(
     return zeros(a, b, c, d, e, f, g, h, i)
 
 
-_NO_GRAD = {2: _no_grad2, 3: _no_grad3, 4: _no_grad4, 5: _no_grad5, 6: _no_grad6, 9: _no_grad9}
+_NO_GRAD = {
+    1: _no_grad1,
+    2: _no_grad2,
+    3: _no_grad3,
+    4: _no_grad4,
+    5: _no_grad5,
+    6: _no_grad6,
+    9: _no_grad9,
+}
 
 
 @dataclass(frozen=True)
