@@ -487,7 +487,7 @@ def _chosen(op: str, facts: Tuple[Any, ...]) -> str:
 
 def _facts(*args: Any) -> Tuple[Any, ...]:
     # Parsed by ms.jit: a Tensor's dtype and shape are constants there, the Tensor is not.
-    out = ()
+    out: Tuple[Any, ...] = ()
     for a in args:
         if isinstance(a, Tensor):  # noqa: SIM108 - ms.jit parses a statement more reliably
             out = out + ((_TENSOR, a.dtype, a.shape),)
