@@ -25,6 +25,8 @@ Example:
 from typing import List
 
 from mscompat.shape.adaptive_pool import adaptive_avg_pool1d as adaptive_avg_pool1d
+from mscompat.shape.cumulative import cummax as cummax
+from mscompat.shape.cumulative import cummin as cummin
 from mscompat.shape.max_pool import max_pool1d as max_pool1d
 from mscompat.shape.max_pool import max_pool2d as max_pool2d
 from mscompat.shape.max_pool import max_pool3d as max_pool3d
@@ -42,8 +44,9 @@ from mscompat.shape.sort import topk as topk
 
 # fmt: off
 __all__: List[str] = [
-    "adaptive_avg_pool1d", "argsort", "flatten", "kthvalue", "max_pool1d", "max_pool2d",
-    "max_pool3d", "median", "mode", "msort", "sort", "squeeze", "topk", "unflatten", "unsqueeze",
+    "adaptive_avg_pool1d", "argsort", "cummax", "cummin", "flatten", "kthvalue", "max_pool1d",
+    "max_pool2d", "max_pool3d", "median", "mode", "msort", "sort", "squeeze", "topk", "unflatten",
+    "unsqueeze",
 ]
 # fmt: on
 # END GENERATED

@@ -16,6 +16,8 @@ from mscompat.shape.adaptive_pool import adaptive_avg_pool3d as adaptive_avg_poo
 from mscompat.shape.adaptive_pool import adaptive_max_pool1d as adaptive_max_pool1d
 from mscompat.shape.adaptive_pool import adaptive_max_pool2d as adaptive_max_pool2d
 from mscompat.shape.adaptive_pool import adaptive_max_pool3d as adaptive_max_pool3d
+from mscompat.shape.cumulative import cummax as cummax
+from mscompat.shape.cumulative import cummin as cummin
 from mscompat.shape.fold import Fold as Fold
 from mscompat.shape.fold import Unfold as Unfold
 from mscompat.shape.fold import fold as fold
@@ -61,10 +63,10 @@ __all__: List[str] = [
     "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "Unflatten", "Unfold", "Upsample",
     "UpsamplingBilinear2d", "UpsamplingNearest2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
     "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
-    "argsort", "flatten", "fold", "grid_sample", "interpolate", "kthvalue", "max_pool1d",
-    "max_pool2d", "max_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d", "median", "mode",
-    "msort", "sort", "squeeze", "topk", "unflatten", "unfold", "unsqueeze", "upsample",
-    "upsample_bilinear", "upsample_nearest",
+    "argsort", "cummax", "cummin", "flatten", "fold", "grid_sample", "interpolate", "kthvalue",
+    "max_pool1d", "max_pool2d", "max_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d",
+    "median", "mode", "msort", "sort", "squeeze", "topk", "unflatten", "unfold", "unsqueeze",
+    "upsample", "upsample_bilinear", "upsample_nearest",
 ]
 # fmt: on
 # END GENERATED

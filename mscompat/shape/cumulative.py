@@ -1,0 +1,177 @@
+"""Running maximum and minimum with their positions: ``cummax`` and ``cummin``, as PyTorch.
+
+On MindSpore 2.10 CPU ``mint.cummin`` has no kernel, and the gradients of ``ops.cummax`` /
+``ops.cummin`` fail ("Unsupported op [InplaceScatterAdd] on CPU"); ``ops.cummin``'s indices are
+int32. These return PyTorch's values, int64 indices and gradient.
+
+The positions come from a dispatched primitive (``shape.cummax`` / ``shape.cummin``):
+
+* ``aot`` (CPU): ``custom_ops/cpu/cumulative_kernel.cc``, PyTorch's scan, line by line.
+* ``composite``: a log-step (Hillis-Steele) scan of (value, position) pairs, whose combine is
+  PyTorch's rule, so it is exact too.
+
+The values are the input gathered at the positions, so their gradient is PyTorch's: the
+incoming gradient scatter-added to the positions.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Tuple
+
+import mindspore as ms
+import numpy as np
+from mindspore import Tensor, ops
+
+from mscompat._checks import check_tensor, wrap_dim
+from mscompat.custom_ops.aot import (
+    INDEX_TYPES,
+    Entry,
+    KernelLibrary,
+    expect,
+    kernel_dtype,
+    shape_of,
+)
+from mscompat.custom_ops.registry import call, device_target, register
+
+__all__ = ["cummax", "cummin"]
+
+_OPS = ("shape.cummax", "shape.cummin")
+_FLOATS = (ms.float16, ms.float32, ms.float64)
+_REAL = (*_FLOATS, ms.int8, ms.int16, ms.int32, ms.int64, ms.uint8, ms.bool_)
+
+
+# ----------------------------------------------------------------------------- kernel
+
+
+def _self_check(k: Dict[str, Any]) -> None:
+    """Ties move to the later position; a NaN sticks until the next NaN (PyTorch's CPU rule)."""
+    x = Tensor(np.array([1.0, 3.0, 3.0, np.nan, 5.0, np.nan, 2.0], np.float32))
+    got = k["CumExtremeIndices"](x, Tensor(np.array([0, 0], np.int64))).asnumpy().tolist()
+    expect(got == [0, 1, 2, 3, 3, 5, 5], "cumulative kernel", got)
+
+
+LIBRARY = KernelLibrary(
+    "cumulative",
+    [Entry("CumExtremeIndices", "x p:i64 -> idx:i64", INDEX_TYPES, shape_of(0))],
+    _self_check,
+)
+KERNELS = LIBRARY.kernels
+
+
+@register(_OPS, "aot", devices=("CPU",), probe=LIBRARY.probe, note="C++ scan, PyTorch's rule")
+def _indices_aot(key: Tensor, axis: int, is_min: bool) -> Tensor:
+    params = Tensor((axis, int(is_min)), ms.int64)
+    return KERNELS[device_target()]["CumExtremeIndices"](key, params)
+
+
+# ----------------------------------------------------------------------------- composite
+
+
+def _shifted(t: Tensor, axis: int, k: int) -> Tensor:
+    """``t`` moved ``k`` places along ``axis`` (the first ``k`` places: anything)."""
+    n = t.shape[axis]
+    return ops.concat((ops.narrow(t, axis, 0, k), ops.narrow(t, axis, 0, n - k)), axis)
+
+
+@register(_OPS, "composite", note="log-step scan of (value, position) pairs")
+def _indices_composite(key: Tensor, axis: int, is_min: bool) -> Tensor:
+    n = key.shape[axis]
+    shape = [1] * key.ndim
+    shape[axis] = n
+    position = ops.arange(0, n, dtype=ms.int64).reshape(tuple(shape))
+    idx = ops.broadcast_to(position, key.shape)
+    value = key
+    nan = ops.isnan(key) if key.dtype in _FLOATS else ops.zeros_like(key, dtype=ms.bool_)
+    k = 1
+    while k < n:
+        # Each place summarises the k places ending there; combine it with the k before:
+        # the later summary wins when it is NaN, or when the earlier is not NaN and it is >=
+        # (<= for the minimum): PyTorch's step, so the scan gives its positions exactly.
+        prev_value, prev_idx = _shifted(value, axis, k), _shifted(idx, axis, k)
+        prev_nan = _shifted(nan, axis, k)
+        later = value <= prev_value if is_min else value >= prev_value
+        keep = ops.logical_or(nan, ops.logical_and(ops.logical_not(prev_nan), later))
+        keep = ops.logical_or(keep, position < k)
+        value = ops.where(keep, value, prev_value)
+        idx = ops.where(keep, idx, prev_idx)
+        nan = ops.where(keep, nan, prev_nan)
+        k *= 2
+    return idx
+
+
+# ----------------------------------------------------------------------------- front doors
+
+
+def _cumulative(fn: str, input: Any, dim: Any, is_min: bool) -> Tuple[Tensor, Tensor]:
+    x = check_tensor(input, "input")
+    if x.dtype not in _REAL:
+        raise TypeError(f"{fn}(): input must be a real or bool Tensor, but got dtype {x.dtype}")
+    axis = wrap_dim(dim, max(x.ndim, 1), x.ndim)
+    if x.ndim == 0:
+        return x, ops.zeros((), ms.int64)
+    if x.size == 0:  # answered here: no backend sees an empty tensor
+        return x, ops.zeros(x.shape, ms.int64)
+    key = kernel_dtype(x.astype(ms.int32) if x.dtype == ms.bool_ else x)
+    idx = ops.stop_gradient(call(f"shape.{fn}", key, axis, is_min))
+    if x.dtype == ms.bool_:
+        return ops.gather_elements(x.astype(ms.int32), axis, idx).astype(ms.bool_), idx
+    return ops.gather_elements(x, axis, idx), idx
+
+
+def cummax(input: Tensor, dim: int) -> Tuple[Tensor, Tensor]:
+    """Running maximum of ``input`` along ``dim`` and its positions, as :func:`torch.cummax`.
+
+    .. math::
+        \\text{values}_i = \\max_{j \\le i} x_j, \\qquad
+        \\text{indices}_i = \\text{the last } j \\le i \\text{ with } x_j = \\text{values}_i
+
+    A NaN is the maximum from where it stands until the next NaN (NaN propagates); equal values
+    give the later position; ``-0.0`` and ``+0.0`` are equal. The gradient of ``values`` adds
+    the incoming gradient to ``input`` at ``indices``.
+
+    Args:
+        input (Tensor[*]): any real dtype or bool; 0-d allowed.
+        dim (int): the dim to scan, in ``[-input.ndim, input.ndim)`` (``{-1, 0}`` for 0-d).
+
+    Returns:
+        (Tensor, Tensor): ``values`` (``input``'s shape and dtype) and ``indices`` (int64).
+
+    Raises:
+        TypeError: ``input`` not a Tensor, ``dim`` not an int.
+        ValueError: ``dim`` out of range.
+
+    Example:
+        >>> import mindspore as ms
+        >>> from mscompat.shape import cummax
+        >>> values, indices = cummax(ms.Tensor([1.0, 3.0, 3.0, 2.0, 5.0]), 0)
+        >>> values.asnumpy().tolist(), indices.asnumpy().tolist()
+        ([1.0, 3.0, 3.0, 3.0, 5.0], [0, 1, 2, 2, 4])
+    """
+    return _cumulative("cummax", input, dim, False)
+
+
+def cummin(input: Tensor, dim: int) -> Tuple[Tensor, Tensor]:
+    """Running minimum of ``input`` along ``dim`` and its positions, as :func:`torch.cummin`.
+
+    As :func:`cummax` with the minimum: equal values give the later position, a NaN is the
+    minimum until the next NaN.
+
+    Args:
+        input (Tensor[*]): any real dtype or bool; 0-d allowed.
+        dim (int): the dim to scan, in ``[-input.ndim, input.ndim)`` (``{-1, 0}`` for 0-d).
+
+    Returns:
+        (Tensor, Tensor): ``values`` (``input``'s shape and dtype) and ``indices`` (int64).
+
+    Raises:
+        TypeError: ``input`` not a Tensor, ``dim`` not an int.
+        ValueError: ``dim`` out of range.
+
+    Example:
+        >>> import mindspore as ms
+        >>> from mscompat.shape import cummin
+        >>> values, indices = cummin(ms.Tensor([[2, 1, 1, 3]], ms.int32), 1)
+        >>> values.asnumpy().tolist(), indices.asnumpy().tolist()
+        ([[2, 1, 1, 1]], [[0, 1, 2, 2]])
+    """
+    return _cumulative("cummin", input, dim, True)
