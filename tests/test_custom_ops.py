@@ -16,7 +16,7 @@ import pytest
 import torch
 
 import mscompat.custom_ops as custom_ops
-from mscompat.custom_ops import BackendNotAvailableError, aot, register, use_backend, which
+from mscompat.custom_ops import BackendNotAvailableError, aot, use_backend, which
 from mscompat.custom_ops.aot import KERNEL_LOCK
 from mscompat.custom_ops.registry import ENV_VAR, available, implementations
 from mscompat.losses import sigmoid_focal_loss
@@ -78,27 +78,6 @@ def test_missing_backend_error_names_op_backend_and_existing():
     assert OP in msg and "'native'" in msg and "aot" in msg and "composite" in msg
     with pytest.raises(BackendNotAvailableError, match="no implementation registered"):
         which("no.such_op")
-
-
-def test_ascend_only_registration_is_one_line_and_unavailable_on_cpu():
-    register("demo.ascend_only", "native", devices=("Ascend",), note="mint kernel")(abs)
-    register("demo.ascend_only", "composite")(abs)
-    ok, why = available("demo.ascend_only", "native")
-    assert not ok and "Ascend" in why
-    assert which("demo.ascend_only").backend == "composite"
-    assert "native: native is registered for Ascend" in which("demo.ascend_only").reason
-    assert which("demo.ascend_only", device="Ascend").backend == "native"
-
-
-def test_failing_probe_is_reported_and_skipped():
-    def probe():
-        raise RuntimeError("The kernel Sort unregistered")
-
-    register("demo.probe", "native", probe=probe)(abs)
-    register("demo.probe", "composite")(abs)
-    choice = which("demo.probe")
-    assert choice.backend == "composite"
-    assert "The kernel Sort unregistered" in choice.reason
 
 
 @needs_kernel
@@ -212,29 +191,3 @@ def test_four_threads_hundred_calls_each_all_correct():
         th.join()
     assert not errors, errors
     assert not wrong, f"{len(wrong)} of 800 results wrong: {wrong[:10]}"
-
-
-def test_graph_mode_only_parses_the_called_ops_implementations():
-    # An op whose implementation cannot be compiled must not break graph mode for others.
-    @register("demo.uncompilable", "composite")
-    def _uncompilable(x):
-        return _name_that_does_not_exist(x)  # noqa: F821
-
-    x = ms.Tensor(np.zeros((2, 3), np.float32))
-
-    def loss(a, b):
-        return sigmoid_focal_loss(a, b)
-
-    expected = py_sigmoid_focal_loss(torch.zeros(2, 3), torch.zeros(2, 3)).item()
-    assert abs(float(ms.jit(loss)(x, x).asnumpy()) - expected) < 1e-6
-
-
-def test_one_backend_can_have_per_device_implementations():
-    register("demo.per_device", "native", devices=("CPU",), note="ops kernel")(abs)
-    register("demo.per_device", "native", devices=("Ascend",), note="mint kernel")(abs)
-    register("demo.per_device", "composite")(abs)
-    assert which("demo.per_device").backend == "native"
-    assert which("demo.per_device", device="Ascend").backend == "native"
-    assert len(implementations("demo.per_device")["native"]) == 2
-    with pytest.raises(ValueError, match="already has a 'native' implementation for"):
-        register("demo.per_device", "native", devices=("CPU",))(abs)
