@@ -23,22 +23,10 @@ from mscompat.custom_ops.registry import (
     which,
 )
 
+# fmt: off
 __all__ = [
-    "BACKENDS",
-    "ENV_VAR",
-    "BackendNotAvailableError",
-    "Choice",
-    "TensorSpec",
-    "available",
-    "call",
-    "dispatch",
-    "implementations",
-    "isolated",
-    "register",
-    "registered_ops",
-    "resolve",
-    "set_order",
-    "unsupported",
-    "use_backend",
-    "which",
+    "BACKENDS", "ENV_VAR", "BackendNotAvailableError", "Choice", "TensorSpec", "available", "call",
+    "dispatch", "implementations", "isolated", "register", "registered_ops", "resolve",
+    "set_order", "unsupported", "use_backend", "which",
 ]
+# fmt: on

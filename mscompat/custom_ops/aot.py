@@ -372,6 +372,19 @@ class KernelLibrary:
             self.kernels[device] = built
         return self.kernels[device]
 
+    def backend(
+        self,
+        op: Union[str, Sequence[str]],
+        note: str,
+        supports: Optional[Callable[..., Optional[str]]] = None,
+        devices: Sequence[str] = ("CPU",),
+    ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        """Decorator registering an ``aot`` implementation of ``op`` that runs this library's
+        kernels: :func:`~mscompat.custom_ops.registry.register` with this library's probe."""
+        from mscompat.custom_ops.registry import register
+
+        return register(op, "aot", devices=devices, probe=self.probe, note=note, supports=supports)
+
     def probe(self, check: Optional[Callable[[Dict[str, Any]], None]] = None) -> None:
         """Registry probe: the library loads for the current device (else a one-time warning
         and the error) and passes ``check`` (default: its self-check)."""

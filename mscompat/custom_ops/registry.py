@@ -26,7 +26,6 @@ backend that is not available, or that does not support the call, raises
 from __future__ import annotations
 
 import contextlib
-import copy
 import importlib
 import os
 import threading
@@ -544,7 +543,11 @@ def isolated() -> Iterator[None]:
     is kept as it was.
     """
     tables = {a: dict(t) for a, t in vars(_tables).items() if a.startswith("op_")}
-    saved = (copy.deepcopy(_REGISTRY), dict(_ORDER), dict(_PROBES), tables)
+    # Implementations are immutable and hold the kernel libraries' own probes: copy the
+    # containers only (a deep copy would probe copies of the libraries, whose tables no graph
+    # reads).
+    registry = {op: {b: list(i) for b, i in impls.items()} for op, impls in _REGISTRY.items()}
+    saved = (registry, dict(_ORDER), dict(_PROBES), tables)
     try:
         yield
     finally:

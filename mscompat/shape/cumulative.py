@@ -58,7 +58,7 @@ LIBRARY = KernelLibrary(
 KERNELS = LIBRARY.kernels
 
 
-@register(_OPS, "aot", devices=("CPU",), probe=LIBRARY.probe, note="C++ scan, PyTorch's rule")
+@LIBRARY.backend(_OPS, "C++ scan, PyTorch's rule")
 def _indices_aot(key: Tensor, axis: int, is_min: bool) -> Tensor:
     params = Tensor((axis, int(is_min)), ms.int64)
     return KERNELS[device_target()]["CumExtremeIndices"](key, params)
@@ -153,19 +153,15 @@ def cummax(input: Tensor, dim: int) -> Tuple[Tensor, Tensor]:
 def cummin(input: Tensor, dim: int) -> Tuple[Tensor, Tensor]:
     """Running minimum of ``input`` along ``dim`` and its positions, as :func:`torch.cummin`.
 
-    As :func:`cummax` with the minimum: equal values give the later position, a NaN is the
-    minimum until the next NaN.
+    :func:`cummax` with the minimum: equal values give the later position, a NaN is the
+    minimum until the next NaN; the same arguments, dtypes, results and errors.
 
     Args:
-        input (Tensor[*]): any real dtype or bool; 0-d allowed.
-        dim (int): the dim to scan, in ``[-input.ndim, input.ndim)`` (``{-1, 0}`` for 0-d).
+        input (Tensor[*]): any real dtype or bool.
+        dim (int): the dim to scan.
 
     Returns:
-        (Tensor, Tensor): ``values`` (``input``'s shape and dtype) and ``indices`` (int64).
-
-    Raises:
-        TypeError: ``input`` not a Tensor, ``dim`` not an int.
-        ValueError: ``dim`` out of range.
+        (Tensor, Tensor): the running minimum and its int64 positions, ``input``'s shape.
 
     Example:
         >>> import mindspore as ms
