@@ -27,12 +27,7 @@ def _modules():
             yield info.name
 
 
-#: registry.isolated() deep-copies the registry: once a kernel library is built, copying the
-#: probes bound to it fails, and restoring the copy leaves the probes bound to copies of the
-#: libraries (examples that run a kernel after it fail with KeyError 'CPU'). Its examples run
-#: last, expected to fail until isolated() copies only the registry's own dicts and lists.
-_ISOLATED_BUG = "mscompat.custom_ops.registry"
-MODULES = sorted(["mscompat", *_modules()], key=lambda m: m == _ISOLATED_BUG)
+MODULES = ["mscompat", *_modules()]
 _RAN = {}
 
 
@@ -43,15 +38,7 @@ def _every_op_registered():
         importlib.import_module(name)
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(m, marks=pytest.mark.xfail(strict=True, reason="registry.isolated()"))
-        if m == _ISOLATED_BUG
-        else m
-        for m in MODULES
-    ],
-)
+@pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples_run(name):
     """Every ``>>>`` example of every module runs and prints what it says (one process: the
     doctests share the imports)."""
