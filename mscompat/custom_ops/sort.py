@@ -8,8 +8,8 @@ backend of ``shape.sort``, ``shape.topk``, ``shape.kthvalue``, ``shape.median`` 
 ``TakeAlong(x, idx)`` gathers the values at those positions along the last dim (any dtype; a
 copy) and ``PlaceAlong(dy, idx, x)``, its bprop, puts the incoming gradient back at them (the
 positions of a row are distinct): the ``aot`` backend of ``shape.take_along``, which the sort
-family's front doors use for their values (MindSpore's CPU ``GatherD`` took 3-4 ms for 1e5
-elements).
+family's front doors use for their values (MindSpore's CPU ``GatherD`` is several times slower:
+see the CHANGELOG).
 """
 
 from __future__ import annotations

@@ -7,10 +7,9 @@
 // one of them, and each thread takes the next chunk when it is done with one.
 //
 // The helper threads are started once per process and sleep between kernels: starting and
-// joining a thread per call cost about 60 us on a 2-core VM, as long as a 1e6-element kernel
-// (max_unpool3d 0.24 ms with two fresh threads, 0.18 ms on one). A call that finds the pool in
-// use (another kernel on another thread, or a nested call) runs on its own thread instead; a
-// forked child starts a pool of its own.
+// joining threads per call costs as much as a small kernel itself (figures on the kernels
+// page). A call that finds the pool in use (another kernel on another thread, or a nested call)
+// runs on its own thread instead; a forked child starts a pool of its own.
 
 #pragma once
 

@@ -19,7 +19,7 @@
 //   ModeIndices(x, p=[0])                       -> (..., 1)  torch.mode
 //
 // and the gather of the values at those positions, with its gradient (MindSpore's CPU
-// GatherD took 3-4 ms for 1e5 elements and 10-11 ms for 1e6, against torch's gather at ~1 ms):
+// GatherD is several times slower than torch's gather; figures in the CHANGELOG):
 //
 //   TakeAlong(x, idx)        -> y   y[..., j] = x[..., idx[..., j]]; any 1/2/4/8-byte dtype
 //   PlaceAlong(dy, idx, x)   -> dx  zeros of x's shape with dx[..., idx[..., j]] = dy[..., j]
