@@ -6,8 +6,8 @@ Their bit-exact cases (duplicate unpooling indices on both backends, float16 nea
 both of PyTorch's bilinear code paths, bicubic down- and upsampling in float16/32/64, inf
 inputs, im2col/col2im, NaN and far-outside grids, float16 5-D grid_sample gradients) are
 reference inputs of the op database entries (``references`` in ``mscompat/testing/db``),
-checked by ``tests/test_op_db.py::test_reference_inputs``. Here: which backend runs, an
-out-of-range unpooling index (PyTorch raises, so there is no PyTorch result to compare with) and
+checked by ``tests/test_op_db.py::test_reference_inputs``; an out-of-range unpooling index
+raises as in PyTorch (an error input of the unpooling entries). Here: which backend runs, and
 PyTorch's "large" grid_sample sample, whose input gradient is PyTorch's only up to a few
 elements (a fraction of elements check the database's tolerances cannot state).
 """
@@ -20,8 +20,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from mscompat.custom_ops import aot, use_backend, which
-from mscompat.shape import grid_sample, max_unpool2d
+from mscompat.custom_ops import aot, which
+from mscompat.shape import grid_sample
 
 
 def _built() -> bool:
@@ -49,16 +49,6 @@ def _grads(fn, args, cotangent, argnums, graph):
 @pytest.mark.parametrize("op", ["shape.max_unpool2d", "shape.interpolate", "shape.grid_sample"])
 def test_aot_is_chosen_on_cpu(op):
     assert which(op).backend == "aot"
-
-
-def test_unpool_out_of_range_index_is_dropped():
-    """PyTorch raises; both backends drop the value (documented) and give it no gradient."""
-    x = np.ones((1, 1, 1, 2), np.float32)
-    idx = np.array([[[[1, 99]]]], np.int64)
-    for backend in ("aot", "composite"):
-        with use_backend(backend, "shape.max_unpool2d"):
-            got = max_unpool2d(ms.Tensor(x), ms.Tensor(idx), 2, output_size=(2, 4)).asnumpy()
-        assert got.reshape(-1).tolist() == [0.0, 1.0] + [0.0] * 6
 
 
 _LARGE = {}
