@@ -24,7 +24,9 @@ __all__ = [
     "check_bool",
     "check_finite_number",
     "check_int",
+    "check_int64",
     "check_float_tensor",
+    "check_number",
     "check_numel",
     "check_reduction",
     "check_same_shape",
@@ -41,6 +43,10 @@ REDUCTIONS = ("none", "mean", "sum")
 #: is refused before anything is allocated (a typo such as ``size=10**9`` would otherwise run
 #: for half a minute and end in an empty ``MemoryError``).
 MAX_ELEMENTS = 2**31
+
+# Named constants: in graph mode ``2**63`` computed in the code overflows int64.
+_INT64_MAX = 9223372036854775807
+_INT64_MIN = -9223372036854775808
 
 
 def is_float_dtype(dtype: Any) -> bool:
@@ -120,15 +126,21 @@ def numel(shape: Any) -> int:
 
 
 @constexpr
-def _over_limit(shape: Tuple[int, ...]) -> str:
-    """Empty if ``shape`` has at most :data:`MAX_ELEMENTS` elements, else the shape and count.
-
-    A compile-time constant: in graph mode, products of Python ints are int64 graph scalars
-    and would overflow before the comparison."""
+def _numel_guard(
+    shape: Tuple[int, ...], fn: str, what: str, names: Tuple[str, ...], values: Tuple[Any, ...]
+) -> bool:
+    """Raise the error of :func:`check_numel`. A compile-time constant: under ``ms.jit`` it
+    raises while the graph is compiled, before any later op is inferred (a graph-mode raise
+    would come after, and products of Python ints there are int64 graph scalars that
+    overflow)."""
     n = numel(shape)
-    if n <= MAX_ELEMENTS:
-        return ""
-    return f"{tuple(int(s) for s in shape)} ({n} elements)"
+    if n > MAX_ELEMENTS:
+        given = ", ".join(f"{k}={v!r}" for k, v in zip(names, values))
+        raise ValueError(
+            f"{fn}(): {given} gives {what} of shape {tuple(int(s) for s in shape)} ({n} "
+            f"elements), more than the limit of 2**{MAX_ELEMENTS.bit_length() - 1} elements"
+        )
+    return True
 
 
 def check_numel(shape: Any, fn: str, what: str = "the output", **args: Any) -> None:
@@ -136,12 +148,28 @@ def check_numel(shape: Any, fn: str, what: str = "the output", **args: Any) -> N
     message names ``args`` (the arguments that set the size) with their values. ``shape`` may
     hold factors of a dim rather than the dim (``(N, C, kh, kw, L)``): only the product counts.
     """
-    over = _over_limit(tuple(shape))
-    if over:
-        given = ", ".join(f"{k}={v!r}" for k, v in args.items())
-        raise ValueError(
-            f"{fn}(): {given} gives {what} of shape {over}, more than the limit of 2**31 elements"
+    _numel_guard(tuple(shape), fn, what, tuple(args.keys()), tuple(args.values()))
+
+
+def check_int64(value: Any, name: str, shown: Any = None, fn: str = "") -> Any:
+    """Return ``value``; raise ``ValueError`` if it is an int outside int64 (PyTorch converts
+    such arguments to C ``int64_t`` and fails with an ``OverflowError``). ``shown``: the whole
+    argument, when ``value`` is one of its elements; ``fn``: the op, as a message prefix."""
+    if is_int(value) and not _INT64_MIN <= int(value) <= _INT64_MAX:
+        shown = value if shown is None else shown
+        prefix = f"{fn}(): " if fn else ""
+        raise ValueError(f"{prefix}{name} must fit in int64, but got {name}={shown!r}")
+    return value
+
+
+def check_number(value: Any, name: str) -> float:
+    """Return ``value`` as a float; raise ``TypeError`` unless it is a real number (not a
+    bool), ``ValueError`` for an int outside int64."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(
+            f"{name} must be a number, but got {type(value).__name__} ({name}={value!r})"
         )
+    return float(check_int64(value, name))
 
 
 def check_finite_number(value: Any, name: str, shown: Any = None) -> float:
@@ -151,10 +179,7 @@ def check_finite_number(value: Any, name: str, shown: Any = None) -> float:
     shown = value if shown is None else shown
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise TypeError(f"{name} must be a number, but got {name}={shown!r}")
-    try:
-        number = float(value)
-    except OverflowError:  # an int beyond float range
-        number = float("inf")
+    number = check_number(value, name)
     if not np.isfinite(number):
         raise ValueError(f"{name} must be finite, but got {name}={shown!r}")
     return number

@@ -8,7 +8,13 @@ import mindspore as ms
 import numpy as np
 from mindspore import Tensor, nn, ops
 
-from mscompat._checks import check_float_tensor, check_reduction, check_same_shape, check_tensor
+from mscompat._checks import (
+    check_float_tensor,
+    check_number,
+    check_reduction,
+    check_same_shape,
+    check_tensor,
+)
 from mscompat.custom_ops import focal_loss as _kernels
 from mscompat.custom_ops.registry import TensorSpec, call, device_target, register
 from mscompat.losses.utils import AvgFactor, _check_avg_factor, scalar_like, weight_reduce_loss
@@ -74,13 +80,11 @@ def _kernel_dtypes(pred: TensorSpec, *_: object) -> Optional[str]:
     return f"{pred.dtype_name} is not supported by the kernel (float32/float64)"
 
 
-@register(
+@_kernels.LIBRARY.backend(
     "losses.sigmoid_focal_loss",
-    "aot",
+    "fused C++/CUDA forward and backward kernels",
+    _kernel_dtypes,
     devices=("CPU", "GPU"),
-    probe=_kernels.probe,
-    note="fused C++/CUDA forward and backward kernels",
-    supports=_kernel_dtypes,
 )
 def _focal_elementwise_aot(pred: Tensor, target: Tensor, gamma: float, alpha: float) -> Tensor:
     coef = Tensor([gamma, alpha], pred.dtype)
@@ -172,10 +176,8 @@ def sigmoid_focal_loss(
     target = check_same_shape(pred, check_tensor(target, "target"), "pred", "target")
     check_reduction(reduction)
     _check_avg_factor(avg_factor, reduction)
-    if isinstance(gamma, bool) or not isinstance(gamma, (int, float)):
-        raise TypeError(f"gamma must be a number, but got {type(gamma).__name__}")
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)):
-        raise TypeError(f"alpha must be a number, but got {type(alpha).__name__}")
+    check_number(gamma, "gamma")
+    check_number(alpha, "alpha")
     if gamma < 0:
         raise ValueError(f"gamma must be >= 0, but got {gamma}")
     if weight is not None:
@@ -240,14 +242,12 @@ class SigmoidFocalLoss(nn.Cell):
         super().__init__()
         # reduction/avg_factor are checked per call: a per-call reduction_override may make a
         # constructor combination valid (e.g. reduction="sum", avg_factor=2 with "mean").
-        if isinstance(loss_weight, bool) or not isinstance(loss_weight, (int, float)):
-            raise TypeError(f"loss_weight must be a number, but got {type(loss_weight).__name__}")
+        self.loss_weight = check_number(loss_weight, "loss_weight")
         self.weight = _as_tensor(weight, "weight")
-        self.gamma = float(gamma)
-        self.alpha = float(alpha)
+        self.gamma = check_number(gamma, "gamma")
+        self.alpha = check_number(alpha, "alpha")
         self.reduction = reduction
         self.avg_factor = avg_factor
-        self.loss_weight = float(loss_weight)
 
     def construct(
         self,

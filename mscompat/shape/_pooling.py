@@ -22,7 +22,7 @@ import numpy as np
 from mindspore import Tensor, ops
 from mindspore.ops import constexpr
 
-from mscompat._checks import check_numel, check_tensor, is_float_dtype, is_int
+from mscompat._checks import check_int64, check_numel, check_tensor, is_float_dtype, is_int
 from mscompat.custom_ops import pool as _pool_kernels
 from mscompat.custom_ops.aot import kernel_dtype
 from mscompat.custom_ops.registry import device_target
@@ -32,15 +32,16 @@ __all__: List[str] = []
 _DIM_NAMES = {1: "1d", 2: "2d", 3: "3d"}
 
 
-def ntuple(value: Any, n: int, name: str, fn: str) -> Tuple[int, ...]:
-    """``value`` (an int or a sequence of ``n`` ints) as a tuple of ``n`` ints."""
+def ntuple(value: Any, n: int, name: str, fn: str, allow_one: bool = True) -> Tuple[int, ...]:
+    """``value`` (an int or a sequence of ``n`` ints, each within int64; or of 1 int, unless
+    ``allow_one`` is False) as a tuple of ``n`` ints."""
     if is_int(value):
-        return (int(value),) * n
+        return (int(check_int64(value, name, fn=fn)),) * n
     if isinstance(value, (tuple, list)):
-        if len(value) == 1 and is_int(value[0]):
-            return (int(value[0]),) * n
+        if len(value) == 1 and is_int(value[0]) and (allow_one or n == 1):
+            return (int(check_int64(value[0], name, value, fn)),) * n
         if len(value) == n and all(is_int(v) for v in value):
-            return tuple(int(v) for v in value)
+            return tuple(int(check_int64(v, name, value, fn)) for v in value)
     raise TypeError(f"{fn}(): {name} must be an int or a tuple of {n} ints, but got {value!r}")
 
 
@@ -83,37 +84,36 @@ def check_pool_input(
     return x
 
 
+@constexpr
 def adaptive_output_size(
     output_size: Any, spatial: Sequence[int], fn: str, lead: Sequence[int] = ()
 ) -> Tuple[int, ...]:
     """``output_size`` (int, or tuple with ints or None meaning the input's size) as ints; the
-    output (``lead`` dims, then those sizes) may not exceed :data:`MAX_ELEMENTS` elements."""
+    output (``lead`` dims, then those sizes) may not exceed :data:`MAX_ELEMENTS` elements.
+
+    A compile-time constant under ``ms.jit``: its errors are raised before the dispatch of the
+    call that needs its result is evaluated (a plain function's raise was not, and the
+    registry then saw a dead value)."""
     n = len(spatial)
+    kinds = "an int or a tuple of 1 int" if n == 1 else f"an int or a tuple of {n} ints or None"
     if output_size is None or isinstance(output_size, bool):
-        raise TypeError(
-            f"{fn}(): output_size must be an int or a tuple of {n} ints or None, "
-            f"but got {output_size!r}"
-        )
+        raise TypeError(f"{fn}(): output_size must be {kinds}, but got {output_size!r}")
     if is_int(output_size):
         sizes: Tuple[Any, ...] = (output_size,) * n
     elif isinstance(output_size, (tuple, list)):
         sizes = tuple(output_size)
     else:
-        raise TypeError(
-            f"{fn}(): output_size must be an int or a tuple of {n} ints or None, "
-            f"but got {output_size!r}"
-        )
+        raise TypeError(f"{fn}(): output_size must be {kinds}, but got {output_size!r}")
     if len(sizes) != n:
         raise ValueError(f"{fn}(): output_size must have {n} elements, but got {output_size!r}")
     out: List[int] = []
     for s, size in zip(sizes, spatial):
+        if (s is None and n > 1) or is_int(s):
+            check_int64(s, "output_size", output_size, fn)
+        else:  # not an int; None only in 2-d/3-d (PyTorch: the 1-d functions take ints only)
+            raise TypeError(f"{fn}(): output_size must be {kinds}, but got {output_size!r}")
         if s is None:
             out.append(int(size))
-        elif not is_int(s):
-            raise TypeError(
-                f"{fn}(): output_size must be an int or a tuple of {n} ints or None, "
-                f"but got {output_size!r}"
-            )
         elif s < 0:
             raise ValueError(
                 f"{fn}(): elements of output_size must be >= 0, but got {output_size!r}"

@@ -22,7 +22,7 @@ import numpy as np
 from mindspore import Tensor, nn, ops
 from mindspore.ops import constexpr
 
-from mscompat._checks import check_numel, check_tensor, is_int
+from mscompat._checks import check_int64, check_numel, check_tensor, is_int
 from mscompat.custom_ops import fold as _fold_kernels
 from mscompat.custom_ops.registry import TensorSpec, call, device_target, register
 from mscompat.shape._pooling import shape_carrier
@@ -34,9 +34,12 @@ IntOrPair = Union[int, Tuple[int, int], Sequence[int]]
 
 def _pair(value: Any, name: str, fn: str) -> Tuple[int, int]:
     if is_int(value):
+        check_int64(value, name, fn=fn)
         return (int(value), int(value))
     if isinstance(value, (tuple, list)):
         if len(value) == 2 and all(is_int(v) for v in value):
+            for v in value:
+                check_int64(v, name, value, fn)
             return (int(value[0]), int(value[1]))
         if all(is_int(v) for v in value):
             raise ValueError(f"{fn}(): {name} must have 2 elements, but got {tuple(value)}")
@@ -157,12 +160,8 @@ def _kernel_geom(
     return Tensor(np.array([*k, *d, *p, *s, int(half)], np.int64))
 
 
-@register(
-    "shape.unfold",
-    "aot",
-    devices=("CPU",),
-    probe=_fold_kernels.probe,
-    note="C++ im2col (a copy); gradient: C++ col2im in PyTorch's order",
+@_fold_kernels.LIBRARY.backend(
+    "shape.unfold", "C++ im2col (a copy); gradient: C++ col2im in PyTorch's order"
 )
 def _unfold_aot(
     x: Tensor,

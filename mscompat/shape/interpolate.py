@@ -36,6 +36,7 @@ from mindspore.ops import constexpr
 from mscompat._checks import (
     check_finite_number,
     check_float_tensor,
+    check_number,
     check_numel,
     check_tensor,
     is_int,
@@ -265,9 +266,9 @@ def interpolate(
         ``RuntimeError`` (an output size of 0), this raises ``ValueError``. float16 is computed
         in float32 and rounded once (PyTorch CPU does the same); ``antialias=True`` also
         accepts float16, which PyTorch's CPU kernel does not. Empty inputs return an empty
-        output. The composite's weighted modes are a matrix product per axis, so an inf or NaN
-        in the input spreads along the whole output row of that axis (PyTorch keeps it within
-        the filter taps; so do the CPU kernels for the linear modes and bicubic). PyTorch's
+        output (except an input with 0 channels, which PyTorch refuses but in ``area`` mode).
+        An inf or NaN in the input stays within the filter taps, as in PyTorch: a tap of
+        weight 0 on an inf gives NaN, all-+inf taps give +inf. PyTorch's
         1-D and 3-D ``nearest`` backward uses its 2-D index rule (an axis whose size is
         unchanged or exactly doubled by a scale factor is treated as a copy or ``i // 2``)
         where its forward does not; this gradient is the exact gradient of the forward.
@@ -386,8 +387,13 @@ def upsample_bilinear(
 def _cell_scale(scale_factor: Scale) -> Scale:
     """``nn.Upsample``'s normalisation: floats (a tuple of floats), falsy values as None."""
     if scale_factor is None or isinstance(scale_factor, (int, float)):
-        return float(scale_factor) if scale_factor else None
-    return tuple(float(f) for f in scale_factor)
+        return check_number(scale_factor, "scale_factor") if scale_factor else None
+    if isinstance(scale_factor, (tuple, list)):
+        return tuple(check_number(f, "scale_factor") for f in scale_factor)
+    raise TypeError(
+        "scale_factor must be a number or a tuple of numbers, but got "
+        f"{type(scale_factor).__name__} (scale_factor={scale_factor!r})"
+    )
 
 
 def _cell_size(size: Size) -> Size:

@@ -53,6 +53,8 @@ __all__ = [
     "max_pool3d",
 ]
 
+_INT32_MAX = 2147483647
+
 IntOrTuple = Union[int, Tuple[int, ...], List[int]]
 MaxOut = Union[Tensor, Tuple[Tensor, Tensor]]
 Params = Tuple[Tuple[int, ...], Tuple[int, ...], Tuple[int, ...], Tuple[int, ...]]
@@ -61,10 +63,12 @@ Params = Tuple[Tuple[int, ...], Tuple[int, ...], Tuple[int, ...], Tuple[int, ...
 # ----------------------------------------------------------------------------- validation
 
 
-def _stride(stride: Any, kernel: Tuple[int, ...], n: int, fn: str) -> Tuple[int, ...]:
+def _stride(
+    stride: Any, kernel: Tuple[int, ...], n: int, fn: str, allow_one: bool = True
+) -> Tuple[int, ...]:
     if stride is None or (isinstance(stride, (tuple, list)) and len(stride) == 0):
         return kernel
-    return ntuple(stride, n, "stride", fn)
+    return ntuple(stride, n, "stride", fn, allow_one)
 
 
 def _pool_params(
@@ -83,6 +87,17 @@ def _pool_params(
     strides = _stride(stride, kernel, n, fn)
     pads = ntuple(padding, n, "padding", fn)
     dils = ntuple(dilation, n, "dilation", fn)
+    for name, values in (
+        ("kernel_size", kernel),
+        ("stride", strides),
+        ("padding", pads),
+        ("dilation", dils),
+    ):
+        if max(values) > _INT32_MAX:
+            raise ValueError(
+                f"{fn}(): {name} must be less than 2**31 (PyTorch's pooling takes int32), "
+                f"but got {name}={values}"
+            )
     if not isinstance(ceil_mode, bool):
         raise TypeError(f"{fn}(): ceil_mode must be a bool, but got {ceil_mode!r}")
     if not isinstance(return_indices, bool):
@@ -170,12 +185,8 @@ _POOL_OPS = tuple(f"shape.max_pool{d}d" for d in (1, 2, 3))
 register(_POOL_OPS, "composite", note="separable gather + first-max select")(_max_pool_composite)
 
 
-@register(
-    _POOL_OPS,
-    "aot",
-    devices=("CPU",),
-    probe=_pool_kernels.probe,
-    note="C++ scan of each window (PyTorch's loop): values and indices",
+@_pool_kernels.LIBRARY.backend(
+    _POOL_OPS, "C++ scan of each window (PyTorch's loop): values and indices"
 )
 def _max_pool_aot(
     x: Tensor,

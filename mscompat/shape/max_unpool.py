@@ -17,6 +17,7 @@ from typing import Any, Callable, Optional, Sequence, Tuple
 
 import mindspore as ms
 from mindspore import Tensor, nn, ops
+from mindspore.ops import constexpr
 
 from mscompat._checks import check_numel, check_tensor
 from mscompat.custom_ops import pool as _pool_kernels
@@ -60,12 +61,8 @@ def _max_unpool_composite(x: Tensor, indices: Tensor, out: Tuple[int, ...]) -> T
 register(_UNPOOL_OPS, "composite", note="tensor_scatter_elements per plane")(_max_unpool_composite)
 
 
-@register(
-    _UNPOOL_OPS,
-    "aot",
-    devices=("CPU",),
-    probe=_pool_kernels.probe,
-    note="C++ loop of PyTorch's unpooling (later duplicate wins) + gather backward",
+@_pool_kernels.LIBRARY.backend(
+    _UNPOOL_OPS, "C++ loop of PyTorch's unpooling (later duplicate wins) + gather backward"
 )
 def _max_unpool_aot(x: Tensor, indices: Tensor, out: Tuple[int, ...]) -> Tensor:
     """PyTorch's unpooling loop in C++ (``ScatterPlanes``); its bprop gathers the gradient."""
@@ -102,9 +99,10 @@ def _unpool_args(
             f"{fn}(): indices must have the shape of input, but got input.shape={x.shape} "
             f"and indices.shape={idx.shape}"
         )
-    kernel = ntuple(kernel_size, n, "kernel_size", fn)
-    strides = _stride(stride, kernel, n, fn)
-    pads = ntuple(padding, n, "padding", fn)
+    # PyTorch's max_unpool takes n values or one int, not a 1-tuple, for each (Python code)
+    kernel = ntuple(kernel_size, n, "kernel_size", fn, allow_one=False)
+    strides = _stride(stride, kernel, n, fn, allow_one=False)
+    pads = ntuple(padding, n, "padding", fn, allow_one=False)
     for name, values in (("kernel_size", kernel), ("stride", strides)):
         if min(values) <= 0:
             raise ValueError(f"{fn}(): {name} must be greater than zero, but got {name}={values}")
@@ -132,7 +130,8 @@ def _unpool_args(
             if not lo < sizes[d] < hi:
                 raise ValueError(
                     f'{fn}(): invalid output_size "{tuple(output_size)}" '
-                    f"(dim {d} must be between {lo} and {hi})"
+                    f"(dim {d} must be between {lo} and {hi}, from kernel_size={kernel_size!r}, "
+                    f"stride={stride!r}, padding={padding!r})"
                 )
         out = tuple(int(v) for v in sizes)
     if min(out) < 1:
@@ -150,24 +149,35 @@ def _unpool_args(
         padding=padding,
         output_size=output_size,
     )
-    return x, _check_indices_range(idx, out, fn), out
+    plane, message = _index_message(fn, out, (kernel_size, stride, padding, output_size))
+    return x, _check_indices_range(idx, plane, message), out
 
 
-def _check_indices_range(idx: Tensor, out: Tuple[int, ...], fn: str) -> Tensor:
-    """Return ``idx``; raise ``ValueError`` if an index lies outside the output plane.
+@constexpr
+def _index_message(fn: str, out: Tuple[int, ...], args: Tuple[Any, ...]) -> Tuple[int, str]:
+    """The output plane's size and the message of an invalid index (a constant under
+    ``ms.jit``: the message of a raise under a Tensor condition must be one)."""
+    plane = 1
+    for size in out:
+        plane *= size
+    kernel_size, stride, padding, output_size = args
+    return plane, (
+        f"{fn}(): Found an invalid max index in indices: each must be in [0, {plane}), the "
+        f"flat positions of an output plane of size {list(out)} (kernel_size={kernel_size!r}, "
+        f"stride={stride!r}, padding={padding!r}, output_size={output_size!r}); were the "
+        "indices made by a max pooling with other arguments (padding, ceil_mode, input size)?"
+    )
+
+
+def _check_indices_range(idx: Tensor, plane: int, message: str) -> Tensor:
+    """Return ``idx``; raise ``ValueError(message)`` if an index lies outside ``[0, plane)``.
 
     PyTorch raises "Found an invalid max index"; indices out of range almost always come from
     a max pooling with other arguments (padding, ceil_mode, another input size). The check
-    reads the values, in graph mode too (a raise under a Tensor condition)."""
-    plane = 1
-    for s in out:
-        plane *= s
+    reads the values, in graph mode too (a raise under a Tensor condition, whose message must
+    be a constant there)."""
     if idx.size > 0 and ops.logical_or(idx < 0, idx >= plane).any():
-        raise ValueError(
-            f"{fn}(): Found an invalid max index in indices: each must be in [0, {plane}), the "
-            f"flat positions of an output plane of size {out}; were the indices made by a "
-            "max pooling with other arguments (padding, ceil_mode, input size)?"
-        )
+        raise ValueError(message)
     return idx
 
 
@@ -200,11 +210,12 @@ def max_unpool1d(
 
     Raises:
         TypeError: ``input`` not a float Tensor, ``indices`` not an int64 Tensor.
-        ValueError: wrong ndim, ``indices`` of another shape, an invalid ``output_size``.
+        ValueError: wrong ndim, ``indices`` of another shape, an invalid ``output_size``, a
+            non-positive ``kernel_size``/``stride``, an output over 2**31 elements, or an index
+            outside the output plane (PyTorch: "Found an invalid max index"; in graph mode too).
 
     .. note::
-        Indices are not range-checked (PyTorch raises "Found an invalid max index"); an index
-        outside the output plane is dropped. Of duplicate indices the later value is kept.
+        Of duplicate indices the later value is kept.
 
     Example:
         >>> import mindspore as ms
@@ -246,10 +257,8 @@ def max_unpool2d(
 
     Raises:
         TypeError: ``input`` not a float Tensor, ``indices`` not an int64 Tensor.
-        ValueError: wrong ndim, ``indices`` of another shape, an invalid ``output_size``.
-
-    .. note::
-        Indices are not range-checked (PyTorch raises); an out-of-range index is dropped.
+        ValueError: wrong ndim, ``indices`` of another shape, an invalid ``output_size``, an
+            index outside the output plane (as PyTorch), sizes as :func:`max_unpool1d`.
 
     Example:
         >>> import mindspore as ms
@@ -292,10 +301,8 @@ def max_unpool3d(
 
     Raises:
         TypeError: ``input`` not a float Tensor, ``indices`` not an int64 Tensor.
-        ValueError: wrong ndim, ``indices`` of another shape, an invalid ``output_size``.
-
-    .. note::
-        Indices are not range-checked (PyTorch raises); an out-of-range index is dropped.
+        ValueError: wrong ndim, ``indices`` of another shape, an invalid ``output_size``, an
+            index outside the output plane (as PyTorch), sizes as :func:`max_unpool1d`.
 
     Example:
         >>> import mindspore as ms

@@ -144,13 +144,13 @@ def _unflatten_shape(
     if -1 in wanted:
         if known == 0 or shape[d] % known:
             raise ValueError(
-                f"{name}={tuple(sizes)} cannot be inferred to unflatten input.shape[{dim}] = "
+                f"{name}={tuple(sizes)} cannot be inferred to unflatten input.shape[dim={dim}] = "
                 f"{shape[d]}"
             )
         wanted = tuple(shape[d] // known if s == -1 else s for s in wanted)
     elif known != shape[d]:
         raise ValueError(
-            f"{name}={tuple(sizes)} must multiply to input.shape[{dim}] = {shape[d]}, "
+            f"{name}={tuple(sizes)} must multiply to input.shape[dim={dim}] = {shape[d]}, "
             f"but they multiply to {known}"
         )
     return shape[:d] + wanted + shape[d + 1 :]

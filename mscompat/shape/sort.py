@@ -62,10 +62,13 @@ def _wrap_dim(dim: Any, ndim: int, name: str = "dim") -> int:
     return wrap_dim(dim, max(ndim, 1), ndim, name)
 
 
-def _check_k(k: Any, size: int, name: str = "k") -> int:
+def _check_k(k: Any, size: int, dim: Any, shape: Tuple[int, ...], name: str = "k") -> int:
     k = check_int(k, name)
     if not 0 <= k <= size:
-        raise ValueError(f"{name} must be in the range [0, {size}] (the size of dim), but got {k}")
+        raise ValueError(
+            f"{name} must be in the range [0, {size}] (the size of dim={dim} of input of shape "
+            f"{shape}), but got {k}"
+        )
     return k
 
 
@@ -232,7 +235,7 @@ def topk(
     x = _check_input(input)
     axis = _wrap_dim(dim, x.ndim)
     size = x.shape[axis] if x.ndim else 1
-    k = _check_k(k, size)
+    k = _check_k(k, size, dim, x.shape)
     check_bool(largest, "largest")
     check_bool(sorted, "sorted")
     if x.ndim == 0 and axis == 0 and k <= 1:  # uses axis: its check must run in graph mode too
@@ -280,7 +283,10 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Tup
     size = x.shape[axis] if x.ndim else 1
     k = check_int(k, "k")
     if not 1 <= k <= size:
-        raise ValueError(f"k must be in the range [1, {size}] (the size of dim), but got {k}")
+        raise ValueError(
+            f"k must be in the range [1, {size}] (the size of dim={dim} of input of shape "
+            f"{x.shape}), but got {k}"
+        )
     check_bool(keepdim, "keepdim")
     if x.ndim == 0 and axis == 0:  # uses axis: its check must run in graph mode too
         return _scalar_result(x)

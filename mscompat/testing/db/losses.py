@@ -176,6 +176,12 @@ def focal_cell_errors() -> Iterator[ErrorInput]:
     yield ErrorInput(
         SampleInput((x, t), init_kwargs={"reduction": "elementwise"}), ValueError, r"reduction must"
     )
+    for name in ("gamma", "alpha", "loss_weight"):
+        yield ErrorInput(
+            SampleInput((x, t), init_kwargs={name: "x"}),
+            TypeError,
+            rf"{name} must be a number, but got str \({name}='x'\)",
+        )
     yield ErrorInput(
         SampleInput((x, t), init_kwargs={"reduction": "sum", "avg_factor": 1.0}),
         ValueError,
@@ -212,6 +218,9 @@ def weight_reduce_errors() -> Iterator[ErrorInput]:
     yield ErrorInput(
         SampleInput((loss, np.ones((2, 3), np.float32))), ValueError, r"does not broadcast"
     )
+    yield ErrorInput(
+        SampleInput((loss.astype(np.int32),)), TypeError, r"loss must be a floating-point .*Int32"
+    )
 
 
 def reduce_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
@@ -228,6 +237,12 @@ def reduce_errors() -> Iterator[ErrorInput]:
     loss = np.ones((4, 3), np.float32)
     yield ErrorInput(SampleInput((loss, "elementwise_mean")), ValueError, r"reduction must be")
     yield ErrorInput(SampleInput((loss.tolist(), "mean")), TypeError, r"loss must be a")
+    for dtype in (np.int32, np.int64, np.bool_):
+        yield ErrorInput(
+            SampleInput((loss.astype(dtype), "mean")),
+            TypeError,
+            r"loss must be a floating-point Tensor for reduction='mean'",
+        )
 
 
 # weighted_loss is a decorator: its entry checks an L1 loss decorated on each side.

@@ -107,6 +107,11 @@ def unfold_errors() -> Iterator[ErrorInput]:
         SampleInput((np.ones((2, 0, 5, 6), np.float32), 2)), ValueError, r"non-zero sizes"
     )
     yield ErrorInput(SampleInput((x.tolist(), 2)), TypeError, r"input must be a mindspore.Tensor")
+    yield ErrorInput(
+        SampleInput((x, 2), {"padding": 10**9}),
+        ValueError,
+        r"unfold\(\): .*padding=1000000000 gives the output .* limit of 2\*\*31",
+    )
 
 
 def fold_errors() -> Iterator[ErrorInput]:
@@ -124,6 +129,11 @@ def fold_errors() -> Iterator[ErrorInput]:
         SampleInput((np.ones((2, 0, 20), np.float32), (5, 6), 2)), ValueError, r"non-zero sizes"
     )
     yield ErrorInput(SampleInput((c, (5, 6), 2), {"stride": -1}), ValueError, r"stride must be")
+    yield ErrorInput(
+        SampleInput((np.ones((2, 12, 1), np.float32), (2, 2), 2), {"padding": 10**9}),
+        ValueError,
+        r"fold\(\): given output_size=\(2, 2\).*padding=\(1000000000, 1000000000\)",
+    )
 
 
 def unfold_cell_errors() -> Iterator[ErrorInput]:

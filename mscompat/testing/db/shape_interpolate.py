@@ -185,6 +185,12 @@ def interpolate_errors() -> Iterator[ErrorInput]:
         (x4, {"size": 3, "mode": "bilinear", "align_corners": 1}, TypeError, r"align_corners"),
         (x4.astype(np.int32), {"size": 3}, TypeError, r"input must be a floating"),
         (x4.astype(np.uint8), {"size": 3, "mode": "bilinear"}, TypeError, r"nearest modes only"),
+        (x4, {"size": 10**9}, ValueError, r"size=1000000000, .* more than the limit of 2\*\*31"),
+        (x4, {"scale_factor": 1e9}, ValueError, r"scale_factor=1000000000.0 gives the output"),
+        (x4, {"scale_factor": float("inf")}, ValueError, r"scale_factor must be finite"),
+        (x4, {"scale_factor": (2.0, float("nan"))}, ValueError, r"scale_factor must be finite"),
+        (x4[:, :0], {"scale_factor": 2}, ValueError, r"input must have a non-empty channel dim"),
+        (x3[:, :0], {"size": 7, "mode": "linear"}, ValueError, r"non-empty channel dim"),
     ]
     for x, kwargs, err, match in cases:
         yield ErrorInput(SampleInput((x,), kwargs), err, match)
@@ -261,6 +267,12 @@ def upsample_cell_errors() -> Iterator[ErrorInput]:
     )
     yield ErrorInput(
         SampleInput((x,), init_kwargs={"size": 3, "align_corners": True}), ValueError, "align"
+    )
+    yield ErrorInput(
+        SampleInput((x,), init_kwargs={"scale_factor": "x"}), TypeError, r"scale_factor must be a"
+    )
+    yield ErrorInput(
+        SampleInput((x,), init_kwargs={"size": 2**31}), ValueError, r"size=2147483648, .* limit"
     )
 
 

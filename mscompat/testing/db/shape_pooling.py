@@ -69,6 +69,11 @@ def _adaptive_errors(n: int, is_max: bool) -> Callable[[], Any]:
         yield ErrorInput(SampleInput((x, -1)), ValueError, r"output_size must be >= 0")
         yield ErrorInput(SampleInput((x, (2,) * (n + 1))), ValueError, r"must have \d elements")
         yield ErrorInput(SampleInput((x, "2")), TypeError, r"output_size must be an int")
+        yield ErrorInput(
+            SampleInput((x, 10**9)), ValueError, r"output_size=1000000000 gives the output of"
+        )
+        if n == 1:  # PyTorch's 1-d adaptive pooling takes no None
+            yield ErrorInput(SampleInput((x, (None,))), TypeError, r"a tuple of 1 int, but got")
         if n != 2:
             return
         yield ErrorInput(SampleInput((x, 2.5)), TypeError, r"output_size must be an int")
@@ -157,6 +162,16 @@ def _max_pool_errors(n: int) -> Callable[[], Any]:
         yield ErrorInput(SampleInput((x, 2, 2, 2)), ValueError, r"at most half of kernel size")
         yield ErrorInput(SampleInput((x, 0)), ValueError, r"kernel_size must be greater than")
         yield ErrorInput(SampleInput((x, 2, 0)), ValueError, r"stride must be greater than zero")
+        yield ErrorInput(
+            SampleInput((np.ones((0,) + sp, np.float32), 2)),
+            ValueError,
+            r"non-zero size for non-batch dimensions.* dimension 0 being empty",
+        )
+        yield ErrorInput(
+            SampleInput((x, 10**9, 1, 5 * 10**8)),
+            ValueError,
+            r"kernel_size=1000000000 gives a window table",
+        )
         if n != 2:
             return
         yield ErrorInput(
@@ -258,6 +273,17 @@ def _unpool_errors(n: int) -> Callable[[], Any]:
         idx = np.zeros((2, 3) + pooled, np.int64)
         yield ErrorInput(SampleInput((x, idx.astype(np.int32), 2)), TypeError, r"int64")
         yield ErrorInput(SampleInput((x, idx[:1], 2)), ValueError, r"indices must have the shape")
+        for bad in (10**6, -1):
+            yield ErrorInput(
+                SampleInput((x, np.full(idx.shape, bad, np.int64), 2)),
+                ValueError,
+                r"Found an invalid max index in indices",
+            )
+        yield ErrorInput(SampleInput((x, idx, 0)), ValueError, r"kernel_size must be greater")
+        yield ErrorInput(SampleInput((x, idx, 2, 0)), ValueError, r"stride must be greater")
+        yield ErrorInput(
+            SampleInput((x, idx, 10**9)), ValueError, r"kernel_size=1000000000, .* gives the output"
+        )
         if n != 2:
             return
         yield ErrorInput(
@@ -298,6 +324,11 @@ def _unpool_cell_errors(n: int) -> Callable[[], Any]:
         )
         yield ErrorInput(
             SampleInput((x[None], idx[None]), init_kwargs=init), ValueError, r"Expected"
+        )
+        yield ErrorInput(
+            SampleInput((x, np.full(idx.shape, -1, np.int64)), init_kwargs=init),
+            ValueError,
+            r"Found an invalid max index in indices",
         )
 
     return gen

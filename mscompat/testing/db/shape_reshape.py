@@ -99,6 +99,9 @@ def unflatten_errors() -> Iterator[ErrorInput]:
     yield from _dim_errors(((3,),))
     x = np.ones((2, 12), np.float32)
     yield ErrorInput(SampleInput((x, 1, (5, 2))), ValueError, r"must multiply to")
+    yield ErrorInput(
+        SampleInput((x, 0, (5, 2))), ValueError, r"must multiply to input.shape\[dim=0\]"
+    )
     yield ErrorInput(SampleInput((x, 1, (-1, -1))), ValueError, r"at most one -1")
     yield ErrorInput(SampleInput((x, 1, (5, -1))), ValueError, r"cannot be inferred")
     yield ErrorInput(SampleInput((x, 1, ())), ValueError, r"sizes must be non-empty")

@@ -170,6 +170,11 @@ def topk_errors() -> Iterator[ErrorInput]:
     yield from _errors_common((2,))
     x = np.ones((3, 4), np.float32)
     yield ErrorInput(SampleInput((x, 5)), ValueError, r"k must be in the range \[0, 4\]")
+    yield ErrorInput(
+        SampleInput((np.ones((3, 0), np.float32), 1)),
+        ValueError,
+        r"k must be in the range \[0, 0\] \(the size of dim=-1 of input of shape \(3, 0\)\)",
+    )
     yield ErrorInput(SampleInput((x, -1)), ValueError, r"k must be in the range")
     yield ErrorInput(SampleInput((x, 2.0)), TypeError, r"k must be an int")
     yield ErrorInput(SampleInput((x, 4, 0)), ValueError, r"k must be in the range \[0, 3\]")
@@ -200,6 +205,11 @@ def kthvalue_errors() -> Iterator[ErrorInput]:
     x = np.ones((3, 4), np.float32)
     yield ErrorInput(SampleInput((x, 0)), ValueError, r"k must be in the range \[1, 4\]")
     yield ErrorInput(SampleInput((x, 5)), ValueError, r"k must be in the range \[1, 4\]")
+    yield ErrorInput(
+        SampleInput((np.ones((3, 0), np.float32), 1)),
+        ValueError,
+        r"k must be in the range \[1, 0\] \(the size of dim=-1 of input of shape",
+    )
     yield ErrorInput(SampleInput((x, None)), TypeError, r"k must be an int")
     yield ErrorInput(SampleInput((x, 1), {"keepdim": 1}), TypeError, r"keepdim must be a bool")
     yield ErrorInput(
