@@ -21,6 +21,7 @@ from mscompat.custom_ops.registry import (
     register,
     set_order,
 )
+from mscompat.shape._nonfinite import contract, tap_signs
 from mscompat.shape._pooling import (
     adaptive_bins,
     adaptive_table,
@@ -114,16 +115,11 @@ def _avg_composite(x: Tensor, output_size: Tuple[int, ...]) -> Tensor:
             axis = 1 + i
             length = y.shape[axis]
             out = output_size[i]
-            if out != length:
+            if out != length:  # inf and NaN stay within their bins (see _nonfinite)
                 w = adaptive_weights(length, out, np_dtype)
-                if axis == y.ndim - 1:
-                    y = ops.matmul(y, Tensor(np.ascontiguousarray(w.T)))
-                else:
-                    shape = y.shape
-                    pre = int(np.prod(shape[:axis]))
-                    post = int(np.prod(shape[axis + 1 :]))
-                    y = ops.matmul(Tensor(w), y.reshape(pre, length, post))
-                    y = y.reshape(shape[:axis] + (out,) + shape[axis + 1 :])
+                rows, cols = np.nonzero(w)
+                signs = tap_signs([(rows, cols, w[rows, cols])], out, length)
+                y = contract(y, axis, Tensor(w), Tensor(signs.astype(np_dtype)))
     y = from_planes(y, x, n)
     return y.astype(ms.float16) if half else y
 
@@ -189,13 +185,8 @@ def _avg_kernel_supports(x: TensorSpec, output_size: Tuple[int, ...]) -> Optiona
     return _global(output_size)
 
 
-@register(
-    _AVG_OPS,
-    "aot",
-    devices=("CPU",),
-    probe=_pool_kernels.probe,
-    note="C++ loop of PyTorch's (sum of each bin / its lengths)",
-    supports=_avg_kernel_supports,
+@_pool_kernels.LIBRARY.backend(
+    _AVG_OPS, "C++ loop of PyTorch's (sum of each bin / its lengths)", _avg_kernel_supports
 )
 def _avg_aot(x: Tensor, output_size: Tuple[int, ...]) -> Tensor:
     """``WindowMean`` on ``x`` as it is."""
@@ -207,12 +198,8 @@ def _avg_aot(x: Tensor, output_size: Tuple[int, ...]) -> Tensor:
     return op(x, ranges[0], ranges[1], ranges[2], shape_carrier((n,)))
 
 
-@register(
-    _MAX_OPS,
-    "aot",
-    devices=("CPU",),
-    probe=_pool_kernels.probe,
-    note="C++ scan of each bin (PyTorch's loop): values and indices",
+@_pool_kernels.LIBRARY.backend(
+    _MAX_OPS, "C++ scan of each bin (PyTorch's loop): values and indices"
 )
 def _max_aot(x: Tensor, output_size: Tuple[int, ...], return_indices: bool) -> MaxOut:
     return _max_composite(x, output_size, return_indices, use_kernel=True)

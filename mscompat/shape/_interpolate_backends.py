@@ -24,6 +24,7 @@ from mscompat.custom_ops import linear as _linear_kernels
 from mscompat.custom_ops import nearest as _nearest_kernels
 from mscompat.custom_ops.registry import TensorSpec, device_target, register
 from mscompat.shape._adaptive_backends import _avg_composite as adaptive_avg_composite
+from mscompat.shape._nonfinite import contract
 from mscompat.shape._resample_tables import (
     _MODE_DIMS,
     _area_scale,
@@ -85,20 +86,6 @@ def _mean_axis(x: Tensor, axis: int, k: int) -> Tensor:
     return grouped.mean(axis=axis + 1)
 
 
-def _matmul_axis(x: Tensor, axis: int, w: Tensor) -> Tensor:
-    """Contract ``axis`` of ``x`` with ``w`` of shape (out, in)."""
-    shape = x.shape
-    ndim = len(shape)
-    if axis == ndim - 1:
-        return ops.matmul(x, w.T)
-    if axis == ndim - 2:
-        return ops.matmul(w, x)
-    # depth of a 5-D input: fold the two trailing axes
-    folded = x.reshape(shape[: axis + 1] + (shape[axis + 1] * shape[axis + 2],))
-    out = ops.matmul(w, folded)
-    return out.reshape(shape[:axis] + (w.shape[0],) + shape[axis + 1 :])
-
-
 def _nearest_axis(
     x: Tensor, axis: int, n_out: int, scale: Optional[float], exact: bool, special: bool
 ) -> Tensor:
@@ -127,7 +114,7 @@ def _weighted_axis(
     if kind == "mean":
         return _mean_axis(x, axis, param)
     if kind == "matmul":
-        return _matmul_axis(x, axis, param)
+        return contract(x, axis, param[0], param[1])
     return x
 
 
@@ -229,15 +216,9 @@ def _probe_native() -> None:
         raise RuntimeError(f"ops.interpolate(bilinear) gives {got[0, 0, 1]}, PyTorch {expected}")
 
 
-def _native_supports(
-    x: TensorSpec,
-    out_sizes: Tuple[int, ...],
-    scales: Tuple[Optional[float], ...],
-    mode: str,
-    corners: bool,
-    antialias: bool,
-) -> Optional[str]:
-    if _native_ok(x.shape, x.dtype_name, out_sizes, scales, mode, corners, antialias):
+def _native_supports(x: TensorSpec, *plan: Any) -> Optional[str]:
+    # plan: (out_sizes, scales, mode, corners, antialias), as the implementations take it.
+    if _native_ok(x.shape, x.dtype_name, *plan):
         return None
     return (
         "ops.interpolate differs from PyTorch here (exact only for float32 linear modes "
@@ -374,14 +355,8 @@ def _cubic_aot(
     return y.astype(ms.float16) if half else y
 
 
-def _kernel_supports(
-    x: TensorSpec,
-    out_sizes: Tuple[int, ...],
-    scales: Tuple[Optional[float], ...],
-    mode: str,
-    corners: bool,
-    antialias: bool,
-) -> Optional[str]:
+def _kernel_supports(x: TensorSpec, *plan: Any) -> Optional[str]:
+    out_sizes, _, mode, _, antialias = plan
     if antialias:
         return "antialias is not supported by the kernels"
     if mode == "area":

@@ -16,6 +16,8 @@ import numpy as np
 from mindspore import Tensor
 from mindspore.ops import constexpr
 
+from mscompat.shape._nonfinite import Taps, dense, tap_signs
+
 _MODE_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
 _CUBIC_A = -0.75  # PyTorch's upsample_bicubic2d coefficient
 _AA_CUBIC_A = -0.5  # PyTorch's _upsample_bicubic2d_aa filter (as PIL)
@@ -113,14 +115,27 @@ def _linear_matrix(
     half_lambdas: bool = False,
 ) -> np.ndarray:
     """(out, in) weights of linear interpolation (see :func:`_linear_taps`)."""
+    return dense(
+        _linear_tap_list(n_in, n_out, scale, corners, dtype_name, half_lambdas), n_out, n_in
+    )
+
+
+def _linear_tap_list(
+    n_in: int,
+    n_out: int,
+    scale: Optional[float],
+    corners: bool,
+    dtype_name: str,
+    half_lambdas: bool = False,
+) -> Taps:
+    """The (rows, cols, weights) taps of :func:`_linear_matrix`; an axis of unchanged size has
+    the taps ``i`` (weight 1) and ``i`` again (weight 0): PyTorch still computes ``0 * x``."""
     if n_in == n_out:
-        return np.eye(n_in)
+        i = np.arange(n_in)
+        return [(i, i, np.ones(n_in)), (i, i, np.zeros(n_in))]
     i0, i1, l0, l1 = _linear_taps(n_in, n_out, scale, corners, dtype_name, half_lambdas)
-    w = np.zeros((n_out, n_in))
     rows = np.arange(n_out)
-    np.add.at(w, (rows, i0), l0.astype(np.float64))
-    np.add.at(w, (rows, i1), l1.astype(np.float64))
-    return w
+    return [(rows, i0, l0), (rows, i1, l1)]
 
 
 def _cubic_conv1(x: np.ndarray, a: Any) -> np.ndarray:
@@ -139,6 +154,13 @@ def _cubic_matrix(
     float16: each tap's weight is rounded to float16, as PyTorch's float16 kernel stores them
     (measured: fewer mismatched elements against torch by 10x).
     """
+    return dense(_cubic_tap_list(n_in, n_out, scale, corners, dtype_name), n_out, n_in)
+
+
+def _cubic_tap_list(
+    n_in: int, n_out: int, scale: Optional[float], corners: bool, dtype_name: str
+) -> Taps:
+    """The (rows, cols, weights) taps of :func:`_cubic_matrix` (four per row)."""
     ct = _ct(dtype_name)
     a, one = ct(_CUBIC_A), ct(1)
     src = _source(_area_scale(n_in, n_out, corners, scale, ct), n_out, corners, True, ct)
@@ -150,13 +172,13 @@ def _cubic_matrix(
         _cubic_conv1(one - t, a),
         _cubic_conv2(ct(2) - t, a),
     )
-    w = np.zeros((n_out, n_in))
     rows = np.arange(n_out)
+    out = []
     for k, c in enumerate(coeffs):
         taps = np.clip(idx - 1 + k, 0, n_in - 1)
         c = c.astype(np.float16) if dtype_name == "float16" else c.astype(ct)
-        np.add.at(w, (rows, taps), c.astype(np.float64))
-    return w
+        out.append((rows, taps, c))
+    return out
 
 
 def _aa_filter(x: np.ndarray, cubic: bool, ct: Any) -> np.ndarray:
@@ -174,15 +196,23 @@ def _aa_matrix(
 ) -> np.ndarray:
     """(out, in) weights of ``_upsample_{bilinear,bicubic}2d_aa`` (support widened by the
     downsampling ratio, weights normalised to sum 1); an axis of unchanged size is copied."""
+    return dense(_aa_tap_list(n_in, n_out, scale, corners, cubic, dtype_name), n_out, n_in)
+
+
+def _aa_tap_list(
+    n_in: int, n_out: int, scale: Optional[float], corners: bool, cubic: bool, dtype_name: str
+) -> Taps:
+    """The (rows, cols, weights) taps of :func:`_aa_matrix`."""
     ct = _ct(dtype_name)
     if n_in == n_out:
-        return np.eye(n_in)
+        same = np.arange(n_in)
+        return [(same, same, np.ones(n_in))]
     interp = 4 if cubic else 2
     s = _area_scale(n_in, n_out, corners, scale, ct)
     support = ct(interp * 0.5) * s if s >= 1 else ct(interp * 0.5)
     max_size = int(math.ceil(support)) * 2 + 1
     invscale = ct(1) / s if s >= 1 else ct(1)
-    w = np.zeros((n_out, n_in))
+    out = []
     for i in range(n_out):
         center = ct(s * (i + 0.5))
         xmin = max(int(center - support + ct(0.5)), 0)
@@ -192,18 +222,24 @@ def _aa_matrix(
         total = taps.sum(dtype=ct)
         if total != 0:
             taps = (taps / total).astype(ct)
-        w[i, xmin : xmin + xsize] = taps
-    return w
+        out.append((np.full(xsize, i), np.arange(xmin, xmin + xsize), taps))
+    return out
 
 
 def _area_matrix(n_in: int, n_out: int) -> np.ndarray:
     """(out, in) weights of adaptive average pooling: windows [floor(i*in/out), ceil(...))."""
-    w = np.zeros((n_out, n_in))
+    return dense(_area_tap_list(n_in, n_out), n_out, n_in)
+
+
+def _area_tap_list(n_in: int, n_out: int) -> Taps:
+    """The (rows, cols, weights) taps of :func:`_area_matrix`: each bin, weight 1/count."""
+    out = []
     for i in range(n_out):
         start = (i * n_in) // n_out
         end = -((-(i + 1) * n_in) // n_out)
-        w[i, start:end] = 1.0 / (end - start)
-    return w
+        count = end - start
+        out.append((np.full(count, i), np.arange(start, end), np.full(count, 1.0 / count)))
+    return out
 
 
 @constexpr
@@ -230,19 +266,24 @@ def _weights_step(
     dtype_name: str,
     half_lambdas: bool,
 ) -> Tuple[str, Any]:
-    """How to resample one axis: ('copy', 0), ('mean', k) or ('matmul', W[out, in])."""
+    """How to resample one axis: ('copy', 0), ('mean', k) or ('matmul', (W[out, in], signs))
+    with the taps' signs for :func:`~mscompat.shape._nonfinite.contract`."""
     if mode == "area":
         if n_in == n_out:
             return "copy", 0
         if n_in % n_out == 0:
             return "mean", n_in // n_out
-        w = _area_matrix(n_in, n_out)
+        taps = _area_tap_list(n_in, n_out)
     elif antialias:
-        w = _aa_matrix(n_in, n_out, scale, corners, mode == "bicubic", dtype_name)
+        taps = _aa_tap_list(n_in, n_out, scale, corners, mode == "bicubic", dtype_name)
     elif mode == "bicubic":
-        w = _cubic_matrix(n_in, n_out, scale, corners, dtype_name)
+        taps = _cubic_tap_list(n_in, n_out, scale, corners, dtype_name)
     else:
-        w = _linear_matrix(n_in, n_out, scale, corners, dtype_name, half_lambdas)
-    if n_in == n_out and np.array_equal(w, np.eye(n_in)):
+        taps = _linear_tap_list(n_in, n_out, scale, corners, dtype_name, half_lambdas)
+    w = dense(taps, n_out, n_in)
+    signs = tap_signs(taps, n_out, n_in)
+    # a copy, unless taps of weight 0 turn an inf into NaN (PyTorch's 0 * inf)
+    if n_in == n_out and np.array_equal(w, np.eye(n_in)) and not signs[n_out : 2 * n_out].any():
         return "copy", 0
-    return "matmul", Tensor(w.astype(np.float64 if dtype_name == "float64" else np.float32))
+    np_dtype = np.float64 if dtype_name == "float64" else np.float32
+    return "matmul", (Tensor(w.astype(np_dtype)), Tensor(signs.astype(np_dtype)))

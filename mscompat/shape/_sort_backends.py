@@ -182,12 +182,8 @@ def _kernel_indices(name: str, x: Tensor, axis: int, params: Tuple[int, ...]) ->
     return _from_last(kernel(_kernel_input(x, axis), Tensor(params, ms.int64)), axis)
 
 
-@register(
-    "shape.sort",
-    "aot",
-    devices=("CPU",),
-    probe=_sort_kernels.probe,
-    note="C++ std::sort/std::stable_sort on (value, position): PyTorch's CPU order of ties",
+@_sort_kernels.LIBRARY.backend(
+    "shape.sort", "C++ std::sort/std::stable_sort on (value, position): PyTorch's CPU order of ties"
 )
 def _sort_aot(x: Tensor, axis: int, descending: bool, stable: bool = True) -> Tensor:
     # PyTorch sorts a 1-D integer tensor of >= 32768 elements ascending with a (stable) radix
@@ -196,12 +192,8 @@ def _sort_aot(x: Tensor, axis: int, descending: bool, stable: bool = True) -> Te
     return _kernel_indices("SortIndices", x, axis, (int(descending), int(stable or radix)))
 
 
-@register(
-    "shape.topk",
-    "aot",
-    devices=("CPU",),
-    probe=_sort_kernels.probe,
-    note="C++ partial_sort/nth_element on (value, position), as PyTorch's CPU topk",
+@_sort_kernels.LIBRARY.backend(
+    "shape.topk", "C++ partial_sort/nth_element on (value, position), as PyTorch's CPU topk"
 )
 def _topk_aot(x: Tensor, k: int, axis: int, largest: bool, sorted: bool = True) -> Tensor:
     return _narrow(_kernel_indices("TopkIndices", x, axis, (k, int(largest), int(sorted))), axis, k)
@@ -221,8 +213,7 @@ def _take_along_composite(x: Tensor, axis: int, idx: Tensor) -> Tensor:
     "aot",
     devices=("CPU",),
     probe=_sort_kernels.take_probe,
-    note="C++ copy (TakeAlong; bprop PlaceAlong): MindSpore's CPU GatherD took 3-4 ms for 1e5 "
-    "elements",
+    note="C++ copy (TakeAlong; bprop PlaceAlong), faster than MindSpore's CPU GatherD",
 )
 def _take_along_aot(x: Tensor, axis: int, idx: Tensor) -> Tensor:
     kernel = _sort_kernels.KERNELS[device_target()]["TakeAlong"]
@@ -237,12 +228,9 @@ def _take_along(x: Tensor, axis: int, idx: Tensor) -> Tensor:
 # kthvalue / median / mode primitives: positions with size 1 along ``axis`` (keepdims).
 
 
-@register(
+@_sort_kernels.LIBRARY.backend(
     "shape.kthvalue",
-    "aot",
-    devices=("CPU",),
-    probe=_sort_kernels.probe,
-    note="C++ median-of-three quickselect on (value, position), as PyTorch's CPU kthvalue",
+    "C++ median-of-three quickselect on (value, position), as PyTorch's CPU kthvalue",
 )
 def _kthvalue_aot(x: Tensor, k: int, axis: int) -> Tensor:
     return _kernel_indices("KthIndices", x, axis, (k,))
@@ -253,22 +241,14 @@ def _kthvalue_composite(x: Tensor, k: int, axis: int) -> Tensor:
     return ops.narrow(_topk_composite(x, k, axis, False), axis, k - 1, 1)
 
 
-@register(
-    "shape.median",
-    "aot",
-    devices=("CPU",),
-    probe=_sort_kernels.probe,
-    note="C++ first NaN, else nth_element by (value, position), as PyTorch's CPU median",
+@_sort_kernels.LIBRARY.backend(
+    "shape.median", "C++ first NaN, else nth_element by (value, position), as PyTorch's CPU median"
 )
 def _median_aot(x: Tensor, axis: int) -> Tensor:
     return _kernel_indices("MedianIndices", x, axis, (0,))
 
 
-@register(
-    "shape.median",
-    "composite",
-    note="first NaN, else position (n-1)//2 of a stable ascending sort",
-)
+@register("shape.median", "composite", note="first NaN, else (n-1)//2 of a stable ascending sort")
 def _median_composite(x: Tensor, axis: int) -> Tensor:
     n = x.shape[axis]
     idx = _kthvalue_composite(x, (n - 1) // 2 + 1, axis)
@@ -278,26 +258,57 @@ def _median_composite(x: Tensor, axis: int) -> Tensor:
     return idx
 
 
-@register(
-    "shape.mode",
-    "aot",
-    devices=("CPU",),
-    probe=_sort_kernels.probe,
-    note="C++ std::sort by value, then the first longest run, as PyTorch's CPU mode",
+@_sort_kernels.LIBRARY.backend(
+    "shape.mode", "C++ std::sort by value, then the first longest run, as PyTorch's CPU mode"
 )
 def _mode_aot(x: Tensor, axis: int) -> Tensor:
     return _kernel_indices("ModeIndices", x, axis, (0,))
 
 
-@register(
-    "shape.mode",
-    "composite",
-    note="stable sort; the smallest most frequent value, at its last occurrence",
-)
+_INSERTION_MAX = 16  # libstdc++'s std::sort sorts up to 16 elements by insertion sort
+
+
+def _mode_insertion(xl: Tensor) -> Tensor:
+    """PyTorch's CPU ``mode`` along the last axis of ``xl`` (at most 16 elements), index with
+    the axis kept: libstdc++'s insertion sort of (value, position) pairs by ``value <`` (a NaN
+    compares false both ways, so NaNs stay where the passes leave them and split runs), then the
+    last element of the first longest run of equal values (each NaN a run of its own)."""
+    n = xl.shape[-1]
+    rng = Tensor(np.arange(n, dtype=np.int32))
+    a = xl
+    p = ops.broadcast_to(rng, xl.shape)
+    for i in range(1, n):  # __insertion_sort: to the front, or __unguarded_linear_insert
+        v = a[..., i : i + 1]
+        vp = p[..., i : i + 1]
+        front = v < a[..., 0:1]
+        gt = (v < a[..., :i]).astype(ms.int32)
+        moved = ops.cumprod(ops.flip(gt, (-1,)), -1).sum(-1, keepdims=True)
+        pos = ops.where(front, ops.zeros_like(moved), i - moved)
+        a_next = ops.concat((a[..., :1], a[..., :-1]), -1)  # a[j - 1]
+        p_next = ops.concat((p[..., :1], p[..., :-1]), -1)
+        keep = rng < pos
+        shift = ops.logical_and(rng > pos, rng <= i)
+        a = ops.where(keep, a, ops.where(rng == pos, v, ops.where(shift, a_next, a)))
+        p = ops.where(keep, p, ops.where(rng == pos, vp, ops.where(shift, p_next, p)))
+    ones = ops.ones(xl.shape[:-1] + (1,), ms.bool_)
+    end = ops.concat((a[..., :-1] != a[..., 1:], ones), -1)  # a run ends here (NaN != NaN)
+    ends = ops.where(end, rng, -1)
+    before = ops.concat((ops.full(xl.shape[:-1] + (1,), -1, dtype=ms.int32), ends[..., :-1]), -1)
+    previous_end = ops.cummax(before, -1)[0]
+    count = ops.where(end, rng - previous_end, 0)
+    most = count.max(axis=-1, keepdims=True)
+    first = ops.where(ops.logical_and(end, count == most), rng, n).min(axis=-1, keepdims=True)
+    return ops.gather_elements(p, xl.ndim - 1, first).astype(ms.int64)
+
+
+@register("shape.mode", "composite", note="stable sort; the last of the smallest most frequent")
 def _mode_composite(x: Tensor, axis: int) -> Tensor:
     n = x.shape[axis]
     last = x.ndim - 1
     xl = x if axis == last else ops.swapaxes(x, axis, last)
+    if n <= _INSERTION_MAX:  # PyTorch's own order; longer dims: std::sort's introsort order
+        idx = _mode_insertion(xl)
+        return idx if axis == last else ops.swapaxes(idx, axis, last)
     order = _sort_composite(xl, last, False)
     key = ops.gather_elements(_order_key(xl)[0], last, order)
     left = ops.searchsorted(key, key)

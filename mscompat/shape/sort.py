@@ -210,7 +210,9 @@ def topk(
         unspecified; its CPU kernel runs ``std::partial_sort`` (``64 * k <= n``) or
         ``std::nth_element``. The ``aot`` backend (CPU) runs the same and returns PyTorch's
         result; the ``composite``/``native`` backends always sort and take equal elements in
-        their original order.
+        their original order, which is PyTorch's along dims of up to 3 elements only (ties,
+        NaNs among them, may be picked otherwise on longer dims: reproducing libstdc++'s
+        introselect swaps with tensor ops is not attempted).
 
     Args:
         input (Tensor[*]): float or integer tensor.
@@ -400,8 +402,10 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> Tuple[Tensor, T
         PyTorch's CPU kernel sorts (value, position) pairs by value (``std::sort``), returns the
         position of the last element of the first longest run: along dims of more than 16
         elements that is an unspecified occurrence, and each NaN is a run of its own. The
-        ``aot`` backend (CPU) runs the same and returns PyTorch's result; the ``composite``
-        backend returns the last occurrence and counts NaNs as equal values, sorted last.
+        ``aot`` backend (CPU) runs the same and returns PyTorch's result; so does the
+        ``composite`` backend along dims of up to 16 elements (libstdc++'s insertion sort,
+        NaNs included, run with MindSpore ops); along longer dims it returns the last
+        occurrence and counts NaNs as equal values, sorted last.
 
     Args:
         input (Tensor[*]): float, integer or bool tensor.
