@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import statistics
 import time
+import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from mscompat.custom_ops.registry import BackendNotAvailableError
 from mscompat.testing.opinfo import OpInfo, SampleInput
 from mscompat.testing.parity import (
     _as_tuple,
@@ -90,7 +92,8 @@ def _paired_median_ms(
 def bench_op(info: OpInfo, repeat: int = 10, backward: bool = True) -> List[BenchResult]:
     """Benchmark one entry on its ``bench_input``; forward, and forward+backward if any.
 
-    A backend variant (``info.backend``) is timed with that backend forced.
+    A backend variant (``info.backend``) is timed with that backend forced; none (a warning
+    says why) when that backend does not support the bench input's call.
     """
     with backend_context(info):
         return _bench_op(info, repeat, backward)
@@ -117,6 +120,11 @@ def _bench_op(info: OpInfo, repeat: int, backward: bool) -> List[BenchResult]:
     def call(*a: Any) -> Any:
         return fn(*a, **ms_kwargs)
 
+    try:
+        call(*ms_args)
+    except BackendNotAvailableError as exc:  # a forced backend that does not run this call
+        warnings.warn(f"{info.full_name}: not timed: {exc}", RuntimeWarning, stacklevel=2)
+        return []
     jitted = ms.jit(call)
 
     def sync(out: Any) -> None:
