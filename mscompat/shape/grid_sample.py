@@ -99,14 +99,11 @@ def _kernel_supports(input: TensorSpec, *_: Any) -> Optional[str]:
     return f"{input.dtype_name} {input.ndim}-D is not supported by the kernels"
 
 
-@register(
+@_grid_kernels.LIBRARY.backend(
     "shape.grid_sample",
-    "aot",
-    devices=("CPU",),
-    probe=_grid_kernels.probe,
-    note="4-D float32/float64: C++ port of PyTorch's CPU kernel (its arithmetic, forward and "
+    "4-D float32/float64: C++ port of PyTorch's CPU kernel (its arithmetic, forward and "
     "backward); 5-D float16: the composite forward with PyTorch's float16 backward in C++",
-    supports=_kernel_supports,
+    _kernel_supports,
 )
 def _grid_sample_aot(
     input: Tensor, grid: Tensor, mode: str, padding_mode: str, align_corners: bool
