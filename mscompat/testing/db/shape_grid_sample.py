@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Iterator, List
 
 import numpy as np
 
 from mscompat.shape import grid_sample
+from mscompat.testing import opinfo
 from mscompat.testing.db._common import torch_ref
-from mscompat.testing.opinfo import (
-    ErrorInput,
-    KnownDifference,
-    OpInfo,
-    ReferenceInput,
-    SampleInput,
-    ToleranceOverride,
-    TorchOpInfo,
-)
+from mscompat.testing.opinfo import ErrorInput, OpInfo, ReferenceInput, SampleInput, TorchOpInfo
 from mscompat.testing.tolerances import Tolerance
 
 _PADDINGS = ("zeros", "border", "reflection")
@@ -206,8 +200,8 @@ def errors() -> Iterator[ErrorInput]:
     yield ErrorInput(SampleInput((x, [[0.0, 0.0]])), TypeError, r"grid must be a mindspore.Tensor")
 
 
-def _grad(dtype: str, atol: float, rtol: float, reason: str) -> ToleranceOverride:
-    return ToleranceOverride(dtype, "grad", Tolerance(atol=atol, rtol=rtol), reason)
+def _grad(dtype: str, atol: float, rtol: float, reason: str) -> opinfo.ToleranceOverride:
+    return opinfo.ToleranceOverride(dtype, "grad", Tolerance(atol=atol, rtol=rtol), reason)
 
 
 _BICUBIC_HALF = (
@@ -219,7 +213,13 @@ _BICUBIC_ORDER = (
     "differs from PyTorch's loop (a few float32 ulps of the terms)"
 )
 
-_F16_GRID_GRAD = ToleranceOverride(
+_HALF_5D = (
+    "composite backend: the input gradient is summed in float32 and rounded once; PyTorch "
+    "rounds each += to float16 (the aot kernel, chosen on CPU, reproduces that bit for bit; the "
+    "grid gradient is PyTorch's on both)"
+)
+
+_F16_GRID_GRAD = opinfo.ToleranceOverride(
     "float16",
     "grad",
     Tolerance(atol=5e-2, rtol=2e-2),
@@ -309,7 +309,7 @@ OPS: List[OpInfo] = [
             TorchOpInfo("grid_sampler_3d", adapter=grid_sampler_3d, stride=2),
         ),
         known=(
-            KnownDifference(
+            opinfo.KnownDifference(
                 "grid_sampler_2d", "float16", (*range(6), *range(12, 18)), _HALF_GRID_GRAD
             ),
         ),
@@ -330,15 +330,7 @@ OPS: List[OpInfo] = [
         sample_inputs=samples_3d,
         dtypes=("float32", "float64", "float16"),
         tolerance_overrides=(
-            ToleranceOverride(
-                "float16",
-                "grad",
-                Tolerance(atol=2e-2, rtol=2e-2),
-                "composite backend: the input gradient is summed in float32 and rounded once; "
-                "PyTorch rounds each += to float16 (the aot kernel, chosen on CPU, reproduces "
-                "that bit for bit; the grid gradient is PyTorch's on both)",
-                backend="composite",
-            ),
+            dataclasses.replace(_grad("float16", 2e-2, 2e-2, _HALF_5D), backend="composite"),
         ),
         dispatch_op="shape.grid_sample",
         backend_dtypes={"native": ("float32", "float64")},

@@ -16,16 +16,9 @@ from mscompat.shape.interpolate import (
     upsample_bilinear,
     upsample_nearest,
 )
+from mscompat.testing import opinfo
 from mscompat.testing.db._common import bench, torch_entry
-from mscompat.testing.opinfo import (
-    ErrorInput,
-    KnownDifference,
-    OpInfo,
-    ReferenceInput,
-    SampleInput,
-    ToleranceOverride,
-    TorchOpInfo,
-)
+from mscompat.testing.opinfo import ErrorInput, OpInfo, ReferenceInput, SampleInput, TorchOpInfo
 from mscompat.testing.tolerances import Tolerance
 
 
@@ -298,14 +291,13 @@ def cell2d_errors() -> Iterator[ErrorInput]:
 
 _DISPATCH = "shape.interpolate"
 
-_HALF = ToleranceOverride(
-    "float16",
-    "forward",
-    Tolerance(atol=2e-3, rtol=1e-3),
+_HALF_BICUBIC = (
     "PyTorch's CPU float16 bicubic kernel sums in its own order with float16 weights; the "
     "composite backend's matrix products differ by up to 2 float16 ulp for |x| < 4 (the aot "
-    "kernel reproduces PyTorch exactly)",
-    backend="composite",
+    "kernel reproduces PyTorch exactly)"
+)
+_HALF = opinfo.ToleranceOverride(
+    "float16", "forward", Tolerance(atol=2e-3, rtol=1e-3), _HALF_BICUBIC, backend="composite"
 )
 
 
@@ -424,10 +416,10 @@ OPS: List[OpInfo] = [
         ),
         # PyTorch's (2, 3, 345, 456) "large input" samples
         known=(
-            KnownDifference(
+            opinfo.KnownDifference(
                 "nn.functional.interpolate.bicubic", "float16", (24, 26), _TORCH_RAISES
             ),
-            KnownDifference(
+            opinfo.KnownDifference(
                 "nn.functional.interpolate.bilinear", "float16", (24, 26), _TORCH_RAISES
             ),
         ),
