@@ -171,6 +171,12 @@ def _scalarized(fn: Callable[..., Any], cotangents: Sequence[Any]) -> Callable[.
     return scalar
 
 
+# Every closure run_mindspore compiles, kept alive: a freed closure's id goes to the next one,
+# and MindSpore keys some of its compile caches by object ids (order-dependent graph-mode
+# failures, another op's graph running, were seen in the suite before this).
+_ALIVE: List[Callable[..., Any]] = []
+
+
 def run_mindspore(
     fn: Callable[..., Any],
     args: Sequence[Any],
@@ -199,6 +205,7 @@ def run_mindspore(
     def call(*a: Any) -> Any:
         return fn(*a, **ms_kwargs)
 
+    _ALIVE.append(call)
     if not grad_argnums:
         runner = ms.jit(call) if mode == "graph" else call
         return [_ms_to_numpy(o) for o in _as_tuple(runner(*ms_args))], []
@@ -218,6 +225,7 @@ def run_mindspore(
         outs_ = _as_tuple(call(*a))
         return (_weighted_sum(outs_, cts), *outs_)
 
+    _ALIVE.append(loss_and_outputs)
     grad_fn = ms.value_and_grad(loss_and_outputs, grad_position=tuple(grad_argnums), has_aux=True)
     if mode == "graph":
         grad_fn = ms.jit(grad_fn)
