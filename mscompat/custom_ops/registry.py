@@ -369,7 +369,11 @@ def _choose(op: str, device: str, facts: Optional[Tuple[Any, ...]]) -> Choice:
         impl = _impl_for(op, backend, device)
         if specs is None or impl is None or impl.supports is None:
             return None
-        return impl.supports(*specs)
+        try:
+            return impl.supports(*specs)
+        except Exception as exc:  # noqa: BLE001 - e.g. the dead values ms.jit still traces
+            # after a validation raise: a predicate that cannot judge the call declines it.
+            return f"its supports check failed on this call ({type(exc).__name__}: {exc})"
 
     forced, why = _forced(op)
     if forced is not None:

@@ -9,7 +9,7 @@ kernels (``custom_ops/cpu/sort_kernel.cc``) running the algorithms of PyTorch's 
 
 from __future__ import annotations
 
-from typing import Tuple
+from typing import Any, Optional, Tuple
 
 import mindspore as ms
 import numpy as np
@@ -17,7 +17,7 @@ from mindspore import Tensor, ops
 
 from mscompat.custom_ops import sort as _sort_kernels
 from mscompat.custom_ops.aot import kernel_dtype
-from mscompat.custom_ops.registry import call, device_target, register
+from mscompat.custom_ops.registry import TensorSpec, call, device_target, register
 
 _FLOATS = (ms.float16, ms.float32, ms.float64)
 _INTS = (ms.int8, ms.int16, ms.int32, ms.int64, ms.uint8)
@@ -157,9 +157,34 @@ def _topk_native(x: Tensor, k: int, axis: int, largest: bool, sorted: bool = Tru
     return ops.topk(key, k, dim=axis, largest=largest, sorted=True)[1]
 
 
-@register("shape.topk", "composite", note="the first k of shape.sort")
+# On CPU, PyTorch's positions among equal values and NaN are those its C++ kernels leave
+# (std::partial_sort / nth_element for topk, std::sort's introsort for mode): the aot kernels run
+# the same algorithms; the composite reproduces them only along short dims and declines the
+# rest there (forcing it raises, saying why). On other devices PyTorch's order is its own
+# kernels' again, and the composite's stable order is what it offers.
+_CPU = ("CPU",)
+_ELSEWHERE = ("GPU", "Ascend")
+
+
+def _topk_ties(x: TensorSpec, k: int, axis: int, *_: Any) -> Optional[str]:
+    if x.shape[axis] <= 3:
+        return None
+    return (
+        "PyTorch's CPU topk orders ties and NaN along a dim longer than 3 as its "
+        "std::partial_sort/nth_element leave them, which only the aot kernel reproduces"
+    )
+
+
+@register(
+    "shape.topk", "composite", devices=_CPU, note="the first k of shape.sort", supports=_topk_ties
+)
 def _topk_composite(x: Tensor, k: int, axis: int, largest: bool, sorted: bool = True) -> Tensor:
     return _narrow(_sort_composite(x, axis, largest), axis, k)
+
+
+register("shape.topk", "composite", devices=_ELSEWHERE, note="the first k of shape.sort")(
+    _topk_composite
+)
 
 
 # ----------------------------------------------------------------------------- aot kernels
@@ -301,7 +326,19 @@ def _mode_insertion(xl: Tensor) -> Tensor:
     return ops.gather_elements(p, xl.ndim - 1, first).astype(ms.int64)
 
 
-@register("shape.mode", "composite", note="stable sort; the last of the smallest most frequent")
+def _mode_ties(x: TensorSpec, axis: int) -> Optional[str]:
+    if x.shape[axis] <= _INSERTION_MAX:
+        return None
+    return (
+        f"PyTorch's CPU mode picks among ties and NaN along a dim longer than {_INSERTION_MAX} "
+        "as std::sort's introsort leaves them, which only the aot kernel reproduces"
+    )
+
+
+_MODE_NOTE = "std::sort's insertion passes (<= 16); else stable sort, last of the most frequent"
+
+
+@register("shape.mode", "composite", devices=_CPU, note=_MODE_NOTE, supports=_mode_ties)
 def _mode_composite(x: Tensor, axis: int) -> Tensor:
     n = x.shape[axis]
     last = x.ndim - 1
@@ -320,3 +357,6 @@ def _mode_composite(x: Tensor, axis: int) -> Tensor:
     end = ops.where(count == most, right - 1, ops.full_like(right, n)).min(axis=-1, keepdims=True)
     idx = ops.gather_elements(order, last, end.astype(order.dtype))
     return idx if axis == last else ops.swapaxes(idx, axis, last)
+
+
+register("shape.mode", "composite", devices=_ELSEWHERE, note=_MODE_NOTE)(_mode_composite)
