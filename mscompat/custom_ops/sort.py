@@ -19,18 +19,12 @@ from typing import Any, Dict
 import numpy as np
 from mindspore import Tensor
 
-from mscompat.custom_ops.aot import (
-    COPY_TYPES,
-    INDEX_TYPES,
-    Entry,
-    KernelLibrary,
-    expect,
-    shape_of,
-    zeros,
-)
+from mscompat.custom_ops import aot
 from mscompat.custom_ops.registry import device_target
 
 __all__ = ["KERNELS", "LIBRARY", "probe", "take_probe"]
+
+_INDICES = "x p:i64 -> y:i64"  # the index kernels' signature
 
 #: kernel entry point -> True if it returns one position per row, False for a full row.
 _ENTRIES = {
@@ -47,7 +41,7 @@ def _one_shape(x: Any, p: Any) -> Any:
 
 
 def _take_bprop(x: Tensor, idx: Tensor, out: Tensor, dout: Tensor) -> Any:
-    return (KERNELS[device_target()]["PlaceAlong"](dout, idx, x),) + zeros(idx)
+    return (KERNELS[device_target()]["PlaceAlong"](dout, idx, x),) + aot.zeros(idx)
 
 
 def _sort_check(k: Dict[str, Any]) -> None:
@@ -55,7 +49,7 @@ def _sort_check(k: Dict[str, Any]) -> None:
     x = Tensor(np.array([2, 1, 2, 0, 1, 2, 1, 0, 2, 1, 0, 2, 1, 2, 0, 1, 2], np.int32))
     got = k["SortIndices"](x, Tensor(np.array([0, 0], np.int64))).asnumpy().tolist()
     expected = [3, 7, 14, 10, 1, 4, 15, 6, 9, 12, 16, 0, 13, 11, 8, 5, 2]
-    expect(got == expected, "sort kernel", got, f"want {expected}")
+    aot.expect(got == expected, "sort kernel", got, f"want {expected}")
 
 
 def _take_check(k: Dict[str, Any]) -> None:
@@ -64,18 +58,18 @@ def _take_check(k: Dict[str, Any]) -> None:
     got = k["TakeAlong"](x, idx).asnumpy().tolist()
     back = k["PlaceAlong"](Tensor(np.ones((2, 2), np.float32)), idx, x).asnumpy().tolist()
     ok = got == [[3.0, 1.5], [5.0, -6.0]] and back == [[1.0, 0.0, 1.0], [0.0, 1.0, 1.0]]
-    expect(ok, "take-along kernel", got, back)
+    aot.expect(ok, "take-along kernel", got, back)
 
 
-LIBRARY = KernelLibrary(
+LIBRARY = aot.KernelLibrary(
     "sort",
     [
         *(
-            Entry(name, "x p:i64 -> y:i64", INDEX_TYPES, _one_shape if one else shape_of(0))
+            aot.Entry(name, _INDICES, aot.INDEX_TYPES, _one_shape if one else aot.shape_of(0))
             for name, one in _ENTRIES.items()
         ),
-        Entry("TakeAlong", "x idx:i64 -> y", COPY_TYPES, shape_of(1), _take_bprop),
-        Entry("PlaceAlong", "dy idx:i64 x -> dx", COPY_TYPES, shape_of(2)),
+        aot.Entry("TakeAlong", "x idx:i64 -> y", aot.COPY_TYPES, aot.shape_of(1), _take_bprop),
+        aot.Entry("PlaceAlong", "dy idx:i64 x -> dx", aot.COPY_TYPES, aot.shape_of(2)),
     ],
     _sort_check,
 )

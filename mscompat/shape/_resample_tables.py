@@ -106,20 +106,6 @@ def _linear_taps(
     return i0, i0 + (i0 < n_in - 1), l0, l1
 
 
-def _linear_matrix(
-    n_in: int,
-    n_out: int,
-    scale: Optional[float],
-    corners: bool,
-    dtype_name: str,
-    half_lambdas: bool = False,
-) -> np.ndarray:
-    """(out, in) weights of linear interpolation (see :func:`_linear_taps`)."""
-    return dense(
-        _linear_tap_list(n_in, n_out, scale, corners, dtype_name, half_lambdas), n_out, n_in
-    )
-
-
 def _linear_tap_list(
     n_in: int,
     n_out: int,
@@ -128,8 +114,9 @@ def _linear_tap_list(
     dtype_name: str,
     half_lambdas: bool = False,
 ) -> Taps:
-    """The (rows, cols, weights) taps of :func:`_linear_matrix`; an axis of unchanged size has
-    the taps ``i`` (weight 1) and ``i`` again (weight 0): PyTorch still computes ``0 * x``."""
+    """The (rows, cols, weights) taps of linear interpolation (see :func:`_linear_taps`); an
+    axis of unchanged size has the taps ``i`` (weight 1) and ``i`` again (weight 0): PyTorch
+    still computes ``0 * x``."""
     if n_in == n_out:
         i = np.arange(n_in)
         return [(i, i, np.ones(n_in)), (i, i, np.zeros(n_in))]

@@ -90,13 +90,7 @@ def _sort_probe() -> None:
         raise RuntimeError(f"ops.topk does not sort float64 exactly here: got {got}")
 
 
-@register(
-    "shape.sort",
-    "native",
-    devices=("CPU", "GPU", "Ascend"),
-    probe=_sort_probe,
-    note="ops.topk(k=n) (stable, exact in float64) on the order key",
-)
+@register("shape.sort", "native", probe=_sort_probe, note="ops.topk(k=n) on the order key")
 def _sort_native(x: Tensor, axis: int, descending: bool, stable: bool = True) -> Tensor:
     # ops.topk, not ops.sort: ops.sort on CPU compares float64 in float32 precision.
     key, nan_ties_inf = _order_key(x)
@@ -143,13 +137,7 @@ def _topk_probe() -> None:
             raise RuntimeError(f"ops.topk ties are not by position: got {got}, expected {expected}")
 
 
-@register(
-    "shape.topk",
-    "native",
-    devices=("CPU", "GPU", "Ascend"),
-    probe=_topk_probe,
-    note="ops.topk (ties by position) on the order key",
-)
+@register("shape.topk", "native", probe=_topk_probe, note="ops.topk (ties by position), order key")
 def _topk_native(x: Tensor, k: int, axis: int, largest: bool, sorted: bool = True) -> Tensor:
     key, nan_ties_inf = _order_key(x)
     if nan_ties_inf:  # float64: NaN would tie with +inf in ops.topk

@@ -94,6 +94,19 @@ def _select(x: Tensor, idx: Tensor, axis: int, keepdim: bool) -> Tuple[Tensor, T
     return values, idx
 
 
+def _check_dim_size(fn: str, x: Tensor, dim: Any, axis: int) -> None:
+    if x.shape[axis] == 0:
+        raise ValueError(
+            f"{fn}(input, dim) needs a non-empty dim, but input.shape[{dim}] = 0 "
+            f"(input.shape={x.shape})"
+        )
+
+
+def _empty_selection(x: Tensor, axis: int, keepdim: bool) -> Tuple[Tensor, Tensor]:
+    shape = _reduced_shape(x.shape, axis, keepdim)
+    return _zeros(shape, x.dtype), _zeros(shape, ms.int64)
+
+
 def _reduced_shape(shape: Tuple[int, ...], axis: int, keepdim: bool) -> Tuple[int, ...]:
     return shape[:axis] + ((1,) if keepdim else ()) + shape[axis + 1 :]
 
@@ -293,8 +306,7 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Tup
     if x.ndim == 0 and axis == 0:  # uses axis: its check must run in graph mode too
         return _scalar_result(x)
     if x.size == 0:
-        shape = _reduced_shape(x.shape, axis, keepdim)
-        return _zeros(shape, x.dtype), _zeros(shape, ms.int64)
+        return _empty_selection(x, axis, keepdim)
     return _select(x, call("shape.kthvalue", x, k, axis), axis, keepdim)
 
 
@@ -365,15 +377,9 @@ def median(
     axis = _wrap_dim(dim, x.ndim)
     if x.ndim == 0 and axis == 0:  # uses axis: its check must run in graph mode too
         return _scalar_result(x)
-    n = x.shape[axis]
-    if n == 0:
-        raise ValueError(
-            f"median(input, dim) needs a non-empty dim, but input.shape[{dim}] = 0 "
-            f"(input.shape={x.shape})"
-        )
+    _check_dim_size("median", x, dim, axis)
     if x.size == 0:
-        shape = _reduced_shape(x.shape, axis, keepdim)
-        return _zeros(shape, x.dtype), _zeros(shape, ms.int64)
+        return _empty_selection(x, axis, keepdim)
     return _select(x, call("shape.median", x, axis), axis, keepdim)
 
 
@@ -413,8 +419,8 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> Tuple[Tensor, T
         keepdim (bool): keep ``dim`` with size 1.
 
     Returns:
-        tuple(Tensor, Tensor): ``(values, indices)``, ``input``'s shape without ``dim`` (or with
-        size 1 there if ``keepdim``); ``indices`` are int64.
+        tuple(Tensor, Tensor): the most frequent values and their int64 positions, shaped as
+        :func:`kthvalue`'s.
 
     Example:
         >>> import mindspore as ms, numpy as np
@@ -430,15 +436,9 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> Tuple[Tensor, T
     check_bool(keepdim, "keepdim")
     if x.ndim == 0 and axis == 0:  # uses axis: its check must run in graph mode too
         return _scalar_result(x)
-    n = x.shape[axis]
-    if n == 0:
-        raise ValueError(
-            f"mode(input, dim) needs a non-empty dim, but input.shape[{dim}] = 0 "
-            f"(input.shape={x.shape})"
-        )
+    _check_dim_size("mode", x, dim, axis)
     if x.size == 0:
-        shape = _reduced_shape(x.shape, axis, keepdim)
-        return _zeros(shape, x.dtype), _zeros(shape, ms.int64)
+        return _empty_selection(x, axis, keepdim)
     key = _key(x)
     values, idx = _select(key, call("shape.mode", key, axis), axis, keepdim)
     return values.astype(ms.bool_) if x.dtype == ms.bool_ else values, idx
