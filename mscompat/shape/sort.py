@@ -330,7 +330,8 @@ def _evenly_distributed(x: Tensor, value: Tensor) -> Tensor:
     high = ops.where(finite_mask, x, inf).min()  # for value == -inf
     count = mask.astype(ms.float32).sum().astype(x.dtype)
     nan_mean = ops.where(mask, x, ops.zeros_like(x)).sum() / count
-    return ops.where(value_isnan, nan_mean, ops.where(value == -inf[0], high, low))
+    minus_inf = ops.logical_and(ops.isinf(value), value < 0)
+    return ops.where(value_isnan, nan_mean, ops.where(minus_inf, high, low))
 
 
 def median(

@@ -22,6 +22,7 @@ __all__ = [
     "ParityReport",
     "assert_parity",
     "compare_arrays",
+    "reset_grad_state",
     "run_mindspore",
     "run_torch",
 ]
@@ -177,6 +178,19 @@ def _scalarized(fn: Callable[..., Any], cotangents: Sequence[Any]) -> Callable[.
 _ALIVE: List[Callable[..., Any]] = []
 
 
+def reset_grad_state() -> None:
+    """Leave MindSpore's PyNative executor out of gradient recording.
+
+    An exception raised inside a PyNative ``ms.grad``/``value_and_grad`` leaves it recording
+    (MindSpore 2.10): every later ``ms.jit`` call then compiles as a gradient sub-graph, and some
+    bprops fail there ("Bprop GatherDGradV2 ... The pointer[value] is null").
+    """
+    from mindspore.common.api import _pynative_executor
+
+    if _pynative_executor.requires_grad():
+        _pynative_executor.clear_res()
+
+
 def run_mindspore(
     fn: Callable[..., Any],
     args: Sequence[Any],
@@ -229,7 +243,11 @@ def run_mindspore(
     grad_fn = ms.value_and_grad(loss_and_outputs, grad_position=tuple(grad_argnums), has_aux=True)
     if mode == "graph":
         grad_fn = ms.jit(grad_fn)
-    values, got = grad_fn(*ms_args)
+    try:
+        values, got = grad_fn(*ms_args)
+    except BaseException:
+        reset_grad_state()
+        raise
     got = got if isinstance(got, tuple) else (got,)
     outs = [_ms_to_numpy(o) for o in values[1:]]
     grads = [_ms_to_numpy(g) for g in got]
