@@ -246,7 +246,8 @@ def _unpool_args(dtype: Any) -> tuple:
     return values, indices, 2
 
 
-@pytest.mark.parametrize("dtype", [ms.float16, ms.float32, ms.float64], ids=str)
+# float16 (where the predicates refuse most) and float32; float64 is in the op database's variants.
+@pytest.mark.parametrize("dtype", [ms.float16, ms.float32], ids=str)
 @pytest.mark.parametrize("op,make,kwargs", CALLS, ids=lambda v: v if isinstance(v, str) else "")
 def test_which_names_the_backend_that_runs(monkeypatch, op, make, kwargs, dtype):
     args = _unpool_args(dtype) if make is None else make(dtype)
