@@ -23,6 +23,7 @@ from typing import Any, Dict, Tuple
 import mindspore as ms
 import numpy as np
 from mindspore import Tensor
+from mindspore.ops import DataType
 
 from mscompat.custom_ops.aot import (
     FLOATS,
@@ -66,6 +67,10 @@ def _scatter_shape(x: Any, idx: Any, size: Any) -> Any:
     return list(x[: len(x) - len(size)]) + list(size)
 
 
+def _count_shape(idx: Any, size: Any) -> Any:
+    return [1]
+
+
 def _scatter_bprop(x: Tensor, idx: Tensor, size: Tensor, out: Tensor, dout: Tensor) -> Any:
     """Max unpooling's backward: the gradient at each index (zero for a skipped index)."""
     dx = KERNELS[device_target()]["GatherPlanes"](dout, idx, size)
@@ -96,6 +101,10 @@ def _self_check(k: Dict[str, Any]) -> None:
         Tensor(np.zeros((4,), np.int8)),
     )
     expect(got.asnumpy().tolist() == [[2.0, 0.0, 3.0, 0.0]], "unpool kernel", got)
+    count = k["CountOutside"](
+        Tensor(np.array([[-1, 0, 3, 4]], np.int64)), Tensor(np.zeros((4,), np.int8))
+    )
+    expect(count.asnumpy().tolist() == [2], "unpool index check", count)
     dx = k["ScatterAddPlanes"](Tensor(np.array([[1.0, 2.0]], np.float32)), idx, x, dims).asnumpy()
     dy = k["GatherPlanes"](
         got, Tensor(np.array([[2, 9]], np.int64)), Tensor(np.zeros((4,), np.int8))
@@ -133,6 +142,12 @@ LIBRARY = KernelLibrary(
             _scatter_bprop,
         ),
         Entry("GatherPlanes", "dy indices:i64 size:i8 -> dx", HALF_FLOATS, shape_of(1)),
+        Entry(
+            "CountOutside",
+            "indices:i64 size:i8 -> count:i64",
+            (DataType.I64_Default,),
+            _count_shape,
+        ),
         Entry("WindowMean", f"x {_TABLES} -> y", FLOATS, _windows_shape, _mean_bprop),
         Entry("WindowMeanGrad", f"dy like {_TABLES} -> dx", FLOATS, shape_of(1)),
     ],

@@ -40,8 +40,9 @@ _UNPOOL_OPS = tuple(f"shape.max_unpool{d}d" for d in (1, 2, 3))
 # ----------------------------------------------------------------------------- backends
 
 
-def _max_unpool_composite(x: Tensor, indices: Tensor, out: Tuple[int, ...]) -> Tensor:
+def _max_unpool_composite(x: Tensor, indices: Tensor, out: Tuple[int, ...], message: str) -> Tensor:
     """Scatter each plane's values to their indices (a later duplicate overwrites)."""
+    _check_indices_range(indices, _plane(out), message)
     n = len(out)
     shape = x.shape[: x.ndim - n] + out
     if x.size == 0:
@@ -64,19 +65,23 @@ register(_UNPOOL_OPS, "composite", note="tensor_scatter_elements per plane")(_ma
 @_pool_kernels.LIBRARY.backend(
     _UNPOOL_OPS, "C++ loop of PyTorch's unpooling (later duplicate wins) + gather backward"
 )
-def _max_unpool_aot(x: Tensor, indices: Tensor, out: Tuple[int, ...]) -> Tensor:
-    """PyTorch's unpooling loop in C++ (``ScatterPlanes``); its bprop gathers the gradient."""
-    op = _pool_kernels.KERNELS[device_target()]["ScatterPlanes"]
-    return op(x, indices, shape_carrier(out))  # only its shape is read: the output plane's
+def _max_unpool_aot(x: Tensor, indices: Tensor, out: Tuple[int, ...], message: str) -> Tensor:
+    """PyTorch's unpooling loop in C++ (``ScatterPlanes``); its bprop gathers the gradient.
+    ``CountOutside`` checks the indices in one pass (a scalar condition for the raise)."""
+    kernels = _pool_kernels.KERNELS[device_target()]
+    plane = shape_carrier(out)  # only its shape is read: the output plane's
+    if kernels["CountOutside"](indices, plane)[0] > 0:
+        raise ValueError(message)
+    return kernels["ScatterPlanes"](x, indices, plane)
 
 
 # ----------------------------------------------------------------------------- front doors
 
 
-def _unpool(op: str, x: Tensor, idx: Tensor, out: Tuple[int, ...]) -> Tensor:
+def _unpool(op: str, x: Tensor, idx: Tensor, out: Tuple[int, ...], message: str) -> Tensor:
     if x.size == 0:
         return ops.zeros(x.shape[: x.ndim - len(out)] + out, x.dtype)
-    return call(op, x, idx, out)
+    return call(op, x, idx, out, message)
 
 
 def _unpool_args(
@@ -88,8 +93,9 @@ def _unpool_args(
     padding: Any,
     output_size: Any,
     fn: str,
-) -> Tuple[Tensor, Tensor, Tuple[int, ...]]:
-    """Validated input, indices and PyTorch's ``_unpool_output_size``."""
+) -> Tuple[Tensor, Tensor, Tuple[int, ...], str]:
+    """Validated input, indices, PyTorch's ``_unpool_output_size`` and the message of an
+    invalid index (the backends check the indices)."""
     x = check_pool_input(input, n, fn)
     idx = check_tensor(indices, "indices")
     if idx.dtype != ms.int64:
@@ -149,19 +155,23 @@ def _unpool_args(
         padding=padding,
         output_size=output_size,
     )
-    plane, message = _index_message(fn, out, (kernel_size, stride, padding, output_size))
-    return x, _check_indices_range(idx, plane, message), out
+    return x, idx, out, _index_message(fn, out, (kernel_size, stride, padding, output_size))
 
 
-@constexpr
-def _index_message(fn: str, out: Tuple[int, ...], args: Tuple[Any, ...]) -> Tuple[int, str]:
-    """The output plane's size and the message of an invalid index (a constant under
-    ``ms.jit``: the message of a raise under a Tensor condition must be one)."""
+def _plane(out: Tuple[int, ...]) -> int:
     plane = 1
     for size in out:
         plane *= size
+    return plane
+
+
+@constexpr
+def _index_message(fn: str, out: Tuple[int, ...], args: Tuple[Any, ...]) -> str:
+    """The message of an invalid index (a constant under ``ms.jit``: the message of a raise
+    under a Tensor condition must be one); the backends check the indices."""
+    plane = _plane(out)
     kernel_size, stride, padding, output_size = args
-    return plane, (
+    return (
         f"{fn}(): Found an invalid max index in indices: each must be in [0, {plane}), the "
         f"flat positions of an output plane of size {list(out)} (kernel_size={kernel_size!r}, "
         f"stride={stride!r}, padding={padding!r}, output_size={output_size!r}); were the "
@@ -226,10 +236,10 @@ def max_unpool1d(
         Tensor(shape=[1, 1, 4], dtype=Float32, value=
         [[[ 0.00000000e+00,  3.00000000e+00,  5.00000000e+00,  0.00000000e+00]]])
     """
-    x, idx, out = _unpool_args(
+    x, idx, out, message = _unpool_args(
         input, indices, 1, kernel_size, stride, padding, output_size, "max_unpool1d"
     )
-    return _unpool("shape.max_unpool1d", x, idx, out)
+    return _unpool("shape.max_unpool1d", x, idx, out, message)
 
 
 def max_unpool2d(
@@ -270,10 +280,10 @@ def max_unpool2d(
         [[[ 0.00000000e+00,  0.00000000e+00],
           [ 4.00000000e+00,  0.00000000e+00]]])
     """
-    x, idx, out = _unpool_args(
+    x, idx, out, message = _unpool_args(
         input, indices, 2, kernel_size, stride, padding, output_size, "max_unpool2d"
     )
-    return _unpool("shape.max_unpool2d", x, idx, out)
+    return _unpool("shape.max_unpool2d", x, idx, out, message)
 
 
 def max_unpool3d(
@@ -314,10 +324,10 @@ def max_unpool3d(
 0.00000000e+00,  0.00000000e+00,  0.00000000e+00,  7.00000000e+00,  0.00000000e+00,  \
 0.00000000e+00])
     """
-    x, idx, out = _unpool_args(
+    x, idx, out, message = _unpool_args(
         input, indices, 3, kernel_size, stride, padding, output_size, "max_unpool3d"
     )
-    return _unpool("shape.max_unpool3d", x, idx, out)
+    return _unpool("shape.max_unpool3d", x, idx, out, message)
 
 
 # ----------------------------------------------------------------------------- Cells

@@ -42,6 +42,8 @@
 //   ScatterAddPlanes(dy, idx, like, dims) -> dx: max pooling's; dy, idx (*lead, *O), like
 //     (*lead, *spatial), dims as in WindowMax; dx (like's shape, dy's dtype float32/float64)
 //     = 0, then dx[b, idx[b, j]] += dy[b, j] for j in order, per plane b.
+//   CountOutside(idx, size) -> count: the indices outside the output plane (max unpooling
+//     raises on any, as PyTorch).
 //   GatherPlanes(dy, idx, size) -> dx: max unpooling's; dy (*lead, *out), idx (*lead, *in),
 //     size as in ScatterPlanes; dx[b, j] = dy[b, idx[b, j]] per plane b (0 where the index is
 //     out of range), any 2/4/8-byte dtype.
@@ -384,6 +386,24 @@ extern "C" int GatherPlanes(int nparam, void **params, int *ndims, int64_t **sha
     using E = decltype(e);
     Gather(static_cast<const E *>(params[0]), idx, planes, p, s, static_cast<E *>(params[3]));
   });
+}
+
+// CountOutside(idx, size) -> count: how many of the int64 indices lie outside [0, plane), plane
+// the number of elements of `size` (the output plane's shape carrier): max unpooling's check of
+// its indices, one pass instead of MindSpore's compare, or and reduce.
+extern "C" int CountOutside(int nparam, void **params, int *ndims, int64_t **shapes,
+                            const char **dtypes, void *, void *) {
+  if (nparam != 3) return kBadArity;
+  if (std::strcmp(dtypes[0], "int64") != 0 || std::strcmp(dtypes[2], "int64") != 0)
+    return kBadDtype;
+  if (!mscompat::HasShape(ndims[2], shapes[2], {1})) return kBadShape;
+  const int64_t n = mscompat::NumElements(ndims[0], shapes[0]);
+  const int64_t plane = mscompat::NumElements(ndims[1], shapes[1]);
+  const auto *idx = static_cast<const int64_t *>(params[0]);
+  int64_t count = 0;
+  for (int64_t i = 0; i < n; ++i) count += (idx[i] < 0) | (idx[i] >= plane);
+  *static_cast<int64_t *>(params[2]) = count;
+  return kOk;
 }
 
 namespace {
