@@ -9,11 +9,14 @@ from mscompat.scan import ApiSummary, CallSite, Risk, ScanResult, Skipped, Use, 
 from mscompat.testing import (
     Comparison,
     ErrorInput,
+    KnownDifference,
     OpInfo,
     ParityReport,
+    ReferenceInput,
     SampleInput,
     Tolerance,
     ToleranceOverride,
+    TorchOpInfo,
     default_tolerance,
     get_op,
 )
@@ -42,6 +45,21 @@ def test_parity_report_worst_and_format():
     report = ParityReport([good, bad])
     assert not report.ok and report.worst() is bad
     assert "FAIL (1/4 out)" in report.format()
+
+
+def test_reference_input_record_is_exact_unless_told():
+    ref = ReferenceInput(
+        SampleInput((np.ones(2),)), ("aot",), tolerances={"output[0]": Tolerance(1e-3, 0.0)}
+    )
+    assert ref.tolerance("output[1]") == Tolerance(0.0, 0.0)
+    assert ref.tolerance("output[0]").atol == 1e-3 and ref.modes == ("pynative",) and not ref.grad
+
+
+def test_torch_opinfo_and_known_difference_records():
+    entry = get_op("shape.cummax")
+    assert TorchOpInfo("cummax") in entry.torch_opinfo and entry.torch_opinfo[0].stride == 1
+    known = [k for info in (get_op("shape.grid_sample"),) for k in info.known]
+    assert known and all(isinstance(k, KnownDifference) and k.reason for k in known)
 
 
 def test_error_input_record():
