@@ -27,8 +27,17 @@ __all__ = [
 
 #: The packages that implement ops, one module per op family (``mscompat.shape.fold``...). Each
 #: one's ``__init__`` re-exports its public family modules' ``__all__``, and the mirrors
-#: re-export from the family modules.
-DOMAIN_PACKAGES = ("mscompat.losses", "mscompat.shape")
+#: re-export from the family modules. :mod:`mscompat.vision` is both a domain package and the
+#: mirror of ``torchvision.ops``: its family modules use torchvision's names, so its ``__init__``
+#: is written as a domain package's and checked to hold every ``torchvision.ops`` name.
+DOMAIN_PACKAGES = (
+    "mscompat.indexing",
+    "mscompat.layers",
+    "mscompat.losses",
+    "mscompat.math",
+    "mscompat.shape",
+    "mscompat.vision",
+)
 
 #: PyTorch-side namespace -> the mscompat module that mirrors it. ``torch.Tensor`` methods are
 #: looked up in :mod:`mscompat.tensor` (``x.sort()`` becomes ``sort(x)``), but an entry is not

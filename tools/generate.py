@@ -152,11 +152,27 @@ def mirror_names() -> Dict[str, Dict[str, Tuple[Any, str]]]:
     return mirror_exports(OP_DB)
 
 
+def _check_domain_mirror(
+    mirror: str, names: Dict[str, Tuple[Any, str]], index: Dict[int, List[Tuple[str, str]]]
+) -> None:
+    """A mirror that is also a domain package must export each name as its family module does."""
+    for name, (op, entry) in names.items():
+        homes = index.get(id(op), [])
+        if not any(m.startswith(f"{mirror}.") and n == name for m, n in homes):
+            raise GenerateError(
+                f"{mirror}.{name} (entry {entry}): {mirror} is a domain package, so a family "
+                f"module of it must export this op under the name {name!r}"
+            )
+
+
 def mirror_blocks(exports: Dict[str, Dict[str, Tuple[Any, str]]]) -> Dict[Path, str]:
     """Each mirror's block: its names, imported from the family module that exports each."""
     index = _family_index()
     out = {}
     for mirror, names in exports.items():
+        if mirror in DOMAIN_PACKAGES:  # its domain block exports them: check, write nothing
+            _check_domain_mirror(mirror, names, index)
+            continue
         imports: List[Import] = []
         for name, (op, entry) in names.items():
             homes = index.get(id(op))
@@ -234,6 +250,8 @@ def docs_blocks(exports: Dict[str, Dict[str, Tuple[Any, str]]]) -> Dict[Path, st
     where = documented()
     out = {}
     for mirror, names in exports.items():
+        if mirror in DOMAIN_PACKAGES:  # its page is a domain page, written by hand
+            continue
         page = DOCS / f"{mirror.removeprefix('mscompat.').replace('.', '_')}.rst"
         groups: Dict[Tuple[int, str, str], List[Tuple[int, str]]] = {}
         for name, (op, entry) in names.items():

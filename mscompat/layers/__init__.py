@@ -1,0 +1,11 @@
+"""``torch.nn`` layers and ``torch.nn.functional`` functions that MindSpore lacks or computes
+differently on CPU: attention, embeddings, normalisations, activations, dropout variants,
+transposed convolution and pooling.
+"""
+
+# BEGIN GENERATED (tools/generate.py)
+# the __all__ of each public module of this package
+from typing import List
+
+__all__: List[str] = []
+# END GENERATED
