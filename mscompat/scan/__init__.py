@@ -57,6 +57,8 @@ __all__ = [
     "scan_source_text",
 ]
 
+#: The tensor methods the parser knows, and those it takes for tensor methods by name alone.
+Methods = Tuple[FrozenSet[str], FrozenSet[str]]
 #: Files above this size are skipped (reported), default 2 MiB.
 DEFAULT_MAX_BYTES = 2 * 1024 * 1024
 SKIP_DIRS = frozenset(
@@ -99,6 +101,7 @@ class ApiSummary:
     note: str
     sites: List[Tuple[str, int]]
     variants: Dict[str, str]
+    level: str = ""
 
 
 @dataclass
@@ -123,9 +126,12 @@ class ScanResult:
             row = rows.get(u.api)
             v = u.verdict
             if row is None:
-                row = rows[u.api] = ApiSummary(u.api, v.verdict, v.counterpart, v.note, [], {})
+                row = rows[u.api] = ApiSummary(
+                    u.api, v.verdict, v.counterpart, v.note, [], {}, v.level
+                )
             elif _rank(v.verdict) > _rank(row.verdict):
                 row.verdict, row.counterpart, row.note = v.verdict, v.counterpart, v.note
+                row.level = v.level
             row.sites.append((u.file, u.line))
             row.variants[v.variant or "default"] = v.verdict
         return sorted(rows.values(), key=lambda r: (-_rank(r.verdict), -len(r.sites), r.api))
@@ -197,7 +203,7 @@ def _iter_py_files(root: Path, skipped: List[Skipped]) -> Iterator[Path]:
         stack.extend(reversed(subdirs))
 
 
-def _scan_file(path: Path, max_bytes: int, methods: FrozenSet[str]) -> Union[FileScan, str]:
+def _scan_file(path: Path, max_bytes: int, methods: Methods) -> Union[FileScan, str]:
     try:
         size = path.stat().st_size
     except OSError as exc:
@@ -220,7 +226,7 @@ def _scan_file(path: Path, max_bytes: int, methods: FrozenSet[str]) -> Union[Fil
         if not any(root in text for root in TRACKED_ROOTS):
             ast.parse(text)  # only to report syntax errors: nothing to find without torch names
             return FileScan()
-        return scan_source(text, methods)
+        return scan_source(text, *methods)
     except SyntaxError as exc:
         return f"syntax error at line {exc.lineno}: {exc.msg}"
     except (ValueError, RecursionError, MemoryError) as exc:
@@ -230,13 +236,13 @@ def _scan_file(path: Path, max_bytes: int, methods: FrozenSet[str]) -> Union[Fil
             gc.enable()
 
 
-def _scan_chunk(args: Tuple[List[Path], int, FrozenSet[str]]) -> List[Union[FileScan, str]]:
+def _scan_chunk(args: Tuple[List[Path], int, Methods]) -> List[Union[FileScan, str]]:
     paths, max_bytes, methods = args
     return [_scan_file(p, max_bytes, methods) for p in paths]
 
 
 def _scan_all(
-    files: List[Path], max_bytes: int, methods: FrozenSet[str]
+    files: List[Path], max_bytes: int, methods: Methods
 ) -> Iterator[Union[FileScan, str]]:
     """Results in the order of ``files``; large trees are parsed in forked worker processes
     (only where fork is safe: before MindSpore, with its threads, is imported)."""
@@ -309,7 +315,7 @@ def scan(
     )  # fmt: skip
     files = list(_iter_py_files(root, result.skipped))
     bar = _progress(len(files), progress)
-    methods = knowledge.tensor_methods
+    methods = (knowledge.tensor_methods, knowledge.tensor_only_methods)
     scans: List[Tuple[str, FileScan]] = []
     for f, out in zip(files, _scan_all(files, max_bytes, methods)):
         rel = str(f.relative_to(root)) if f != root and root in f.parents else str(f)
@@ -374,7 +380,7 @@ def scan_source_text(text: str, backend: str = "CPU", filename: str = "<string>"
     knowledge = load_knowledge()
     result = ScanResult(filename, backend, measured=dict(knowledge.measured))
     result.backend_measured = knowledge.is_measured(backend)
-    fs = scan_source(text, knowledge.tensor_methods)
+    fs = scan_source(text, knowledge.tensor_methods, knowledge.tensor_only_methods)
     drop_ins = _drop_ins(backend, result) if fs.calls else {}
     result.files.append(filename)
     for site in fs.calls:

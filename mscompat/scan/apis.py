@@ -11,12 +11,20 @@ __all__ = [
     "NON_TENSOR_TORCH",
     "TENSOR_ONLY_METHODS",
     "TRACKED_ROOTS",
+    "MINDSPORE_NAMESPACES",
+    "STATIC_VARIANTS",
     "canonical",
     "is_module_class",
+    "is_reported",
 ]
 
-#: Top-level packages whose names are PyTorch-side APIs.
-TRACKED_ROOTS = frozenset({"torch", "torchvision", "mmcv", "mmdet", "mmengine"})
+#: Top-level packages whose names the parser resolves: the PyTorch side, and MindSpore (a
+#: half-ported code base calls ``mindspore.mint``/``ops``/``nn``).
+TRACKED_ROOTS = frozenset({"torch", "torchvision", "mmcv", "mmdet", "mmengine", "mindspore"})
+#: The MindSpore namespaces whose calls are reported (with their measured or documented
+#: support on the chosen backend); other ``mindspore.*`` names (``Tensor``, ``jit``,
+#: ``set_context``) are not APIs a port replaces.
+MINDSPORE_NAMESPACES = ("mindspore.mint.", "mindspore.ops.", "mindspore.nn.")
 #: Top-level packages whose calls inside ``forward`` are data processing.
 DATA_ROOTS = frozenset({"numpy", "cv2", "PIL", "scipy", "pandas", "skimage"})
 #: Methods only a tensor has: counted on any receiver not known to be something else.
@@ -60,6 +68,32 @@ DYNAMIC_SHAPE_APIS = {
     "mmcv.ops.nms": "number of kept boxes depends on the values",
     "mmcv.ops.batched_nms": "number of kept boxes depends on the values",
 }
+_NONZERO = "mscompat.tensor.nonzero_static(input, size=K, fill_value=-1)"
+_UNIQUE = "mscompat.tensor.unique(input, ..., size=K, fill_value=...)"
+_NMS = "max_output=K: mscompat.vision.nms / batched_nms return (indices padded with -1, count)"
+#: The static-shape variant to use in graph mode instead of a dynamic-shape API (the migration
+#: guide's answer to dynamic shape): named by the dynamic-shape risk flag.
+STATIC_VARIANTS = {
+    "torch.masked_select": "mscompat.tensor.masked_select(input, mask, size=K, fill_value=0)",
+    "torch.Tensor.masked_select": "mscompat.tensor.masked_select(x, mask, size=K, fill_value=0)",
+    "torch.nonzero": _NONZERO,
+    "torch.Tensor.nonzero": _NONZERO,
+    "torch.argwhere": _NONZERO,
+    "torch.Tensor.argwhere": _NONZERO,
+    "torch.unique": _UNIQUE,
+    "torch.Tensor.unique": _UNIQUE,
+    "torch.unique_consecutive": "mscompat.tensor.unique_consecutive(input, ..., size=K)",
+    "torch.Tensor.unique_consecutive": "mscompat.tensor.unique_consecutive(input, ..., size=K)",
+    "torchvision.ops.nms": _NMS,
+    "torchvision.ops.batched_nms": _NMS,
+    "mmcv.ops.nms": _NMS,
+    "mmcv.ops.batched_nms": _NMS,
+    "topk": "a fixed k, or mscompat.tensor.topk_mask(input, k, dim) (a mask, static shape)",
+    "boolean mask indexing": (
+        "mscompat.tensor.masked_select(x, mask, size=K), or keep the shape: "
+        "ops.where(mask, x, 0) / x * mask"
+    ),
+}
 # module path spellings that name the same public API
 _CANONICAL_PREFIXES = (
     ("torchvision.ops.boxes.", "torchvision.ops."),
@@ -89,12 +123,22 @@ def canonical(name: str) -> str:
     return name
 
 
+def is_reported(name: str) -> bool:
+    """Whether a resolved name is an API call site to report: any PyTorch-side name, and
+    MindSpore's under :data:`MINDSPORE_NAMESPACES`."""
+    if name.startswith("mindspore."):
+        return name.startswith(MINDSPORE_NAMESPACES)
+    return name.split(".", 1)[0] != "mindspore"
+
+
 def is_module_class(name: str) -> bool:
     """``torch.nn.Conv2d``-like names: a class (capitalised last part) under torch.nn or a
     detection library (a Module built, then called)."""
     last = name.rsplit(".", 1)[-1]
     if not last[:1].isupper():
         return False
-    return name.startswith(("torch.nn.", "torchvision.ops.", "mmcv.", "mmdet.")) and not (
-        name.startswith("torch.nn.functional.") or name == "torch.nn.Parameter"
+    prefixes = ("torch.nn.", "torchvision.ops.", "mmcv.", "mmdet.", "mindspore.nn.")
+    return (name.startswith(prefixes) or name.startswith("mindspore.mint.nn.")) and not (
+        name.startswith(("torch.nn.functional.", "mindspore.mint.nn.functional."))
+        or name == "torch.nn.Parameter"
     )

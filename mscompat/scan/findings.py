@@ -21,6 +21,10 @@ class CallSite:
             carries its constructor's arguments).
         how: ``"call"`` (a function), ``"construct"`` (a Module built), ``"module"`` (a Module
             instance called), ``"method"`` (a tensor method).
+        confidence: ``""`` where the receiver of a method is known to be a tensor (or the call
+            is of an imported name); ``"name"`` where only the method's name says so (a method
+            no builtin type or ``nn.Module`` has, on a receiver of unknown type, in a file that
+            imports torch).
     """
 
     api: str
@@ -28,6 +32,7 @@ class CallSite:
     col: int
     kwargs: Dict[str, Any] = field(default_factory=dict)
     how: str = "call"
+    confidence: str = ""
 
 
 @dataclass

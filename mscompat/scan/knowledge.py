@@ -75,6 +75,10 @@ class Verdict:
         status: the probe's status (``OK``, ``DIFFERS``...) or ``""``.
         variant: the measured variant that matched the call site.
         alternative: for a native verdict, an mscompat import line that also covers it.
+        measured_on: the backends whose measurement the verdict rests on.
+        level: ``"measured"`` (the probe ran the counterpart on this backend), ``"documented"``
+            (MindSpore's docstring lists this backend under "Supported Platforms"; not run),
+            or ``""`` (neither: an mscompat drop-in, or nothing known).
     """
 
     api: str
@@ -85,6 +89,7 @@ class Verdict:
     variant: str = ""
     alternative: str = ""
     measured_on: List[str] = field(default_factory=list)
+    level: str = ""
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -103,6 +108,10 @@ class Knowledge:
         self.apis: Dict[str, Any] = data.get("apis", {})
         self.measured: Dict[str, Any] = data.get("measured", {})
         self.tensor_methods = frozenset(data.get("tensor_methods", ()))
+        self.tensor_only_methods = frozenset(data.get("tensor_only_methods", ()))
+        #: ``{"mint.roll": ["Ascend", "GPU"]}``: MindSpore's own "Supported Platforms"
+        self.documented: Dict[str, List[str]] = data.get("documented", {})
+        self._by_mindspore: Optional[Dict[str, Dict[str, Tuple[str, str, str]]]] = None
 
     def is_measured(self, backend: str) -> bool:
         return backend in self.measured
@@ -143,6 +152,53 @@ class Knowledge:
             return None, "", None, ""
         label, var = self._variant(entry, kwargs or {})
         return key, label, var.get(backend), how
+
+    def platforms(self, name: str) -> Tuple[List[str], str]:
+        """MindSpore's documented platforms of a counterpart (``mint.roll``), and the name
+        whose docstring said so (a ``Tensor.X`` method is documented as ``ops.X``)."""
+        if name in self.documented:
+            return self.documented[name], name
+        if name.startswith("Tensor."):
+            for proxy in ("ops." + name[len("Tensor.") :], "mint." + name[len("Tensor.") :]):
+                if proxy in self.documented:
+                    return self.documented[proxy], proxy
+        return [], ""
+
+    def by_mindspore(self) -> Dict[str, Dict[str, Tuple[str, str, str]]]:
+        """``{MindSpore name: {backend: (status, PyTorch API, note)}}`` over every candidate the
+        probe ran (``mint.roll`` tried for ``torch.roll``): the worst status over the variants,
+        and the PyTorch function it stood in for (a ``torch.X`` before a ``torch.Tensor.X``)."""
+        if self._by_mindspore is not None:
+            return self._by_mindspore
+        order = ["OK", "NO-GRAD", "GRAPH-FAILS", "DIFFERS", "CPU-UNREGISTERED", "MISSING", "CRASH"]
+        out: Dict[str, Dict[str, Tuple[str, str, str]]] = {}
+        for api, entry in self.apis.items():
+            for var in entry["variants"].values():
+                for backend in BACKENDS:
+                    rec = var.get(backend)
+                    if not rec:
+                        continue
+                    for tried in rec.get("tried", []):
+                        cand, _, status = tried.partition("=")
+                        if status not in order:
+                            continue
+                        note = rec.get("note", "") if cand == rec.get("counterpart") else ""
+                        slot = out.setdefault(cand, {})
+                        prev = slot.get(backend)
+                        if prev is None:
+                            slot[backend] = (status, api, note)
+                            continue
+                        worse = order.index(status) > order.index(prev[0])
+                        better_api = prev[1].startswith("torch.Tensor.") and not api.startswith(
+                            "torch.Tensor."
+                        )
+                        slot[backend] = (
+                            status if worse else prev[0],
+                            api if better_api else prev[1],
+                            note if worse else prev[2],
+                        )
+        self._by_mindspore = out
+        return out
 
     def other_backends(self, key: str, label: str, backend: str) -> Dict[str, Any]:
         var = self.apis[key]["variants"][label]
@@ -254,7 +310,152 @@ def decide(
     knowledge: Knowledge,
     drop_ins: Dict[str, List[MscompatEntry]],
 ) -> Verdict:
-    """The verdict for one call site."""
+    """The verdict for one call site: of a PyTorch-side API, or of a MindSpore one
+    (``mindspore.mint.roll`` in a half-ported code base)."""
+    if api.startswith("mindspore."):
+        verdict = decide_mindspore(api, backend, knowledge, drop_ins)
+    else:
+        verdict = _decide(api, kwargs, backend, knowledge, drop_ins)
+    if not verdict.level and backend in verdict.measured_on:
+        verdict.level = "measured"
+    return verdict
+
+
+_FAILS = ("CPU-UNREGISTERED", "MISSING", "CRASH")
+
+
+def _torch_name(name: str) -> str:
+    """The PyTorch function a MindSpore name mirrors by spelling: ``mint.nn.functional.pad`` ->
+    ``torch.nn.functional.pad``, ``ops.roll`` -> ``torch.roll``."""
+    for ms_prefix, torch_prefix in (
+        ("mint.nn.functional.", "torch.nn.functional."),
+        ("mint.nn.", "torch.nn."),
+        ("mint.linalg.", "torch.linalg."),
+        ("mint.special.", "torch.special."),
+        ("mint.", "torch."),
+        ("ops.", "torch."),
+        ("nn.", "torch.nn."),
+        ("Tensor.", "torch.Tensor."),
+    ):
+        if name.startswith(ms_prefix):
+            return torch_prefix + name[len(ms_prefix) :]
+    return ""
+
+
+def decide_mindspore(
+    api: str, backend: str, knowledge: Knowledge, drop_ins: Dict[str, List[MscompatEntry]]
+) -> Verdict:
+    """The verdict for a MindSpore call (``mindspore.mint.roll``) on ``backend``: measured
+    where the probe ran it there, else as MindSpore documents it; a call that fails gets the
+    mscompat drop-in of the PyTorch function it stands for."""
+    key = api[len("mindspore.") :]
+    runs = knowledge.by_mindspore().get(key, {})
+    measured = runs.get(backend)
+    torch_api = (measured or next(iter(runs.values()), ("", "", "")))[1] or _torch_name(key)
+    ours = drop_ins.get(torch_api) or []
+    line = ours[0].import_line if ours else ""
+    instead = f"; use `{line}`" if line else ""
+    if measured is not None:
+        status, _, note = measured
+        what = _STATUS_WHAT.get(status, status)
+        if status == "OK":
+            return Verdict(
+                api, "native", api, f"measured on {backend} against {torch_api}", status,
+                alternative=line, measured_on=[backend],
+            )  # fmt: skip
+        if status in _FAILS:
+            return Verdict(
+                api, "mscompat" if line else "missing", line,
+                f"{key}: {what} ({backend}, measured){instead}", status, measured_on=[backend],
+            )  # fmt: skip
+        against = f"{what} (against {torch_api}){': ' + note if note else ''}"
+        if status == "DIFFERS":  # it runs; called as PyTorch's function, it differs
+            return Verdict(
+                api, "native", api, f"runs on {backend}; {against}", status, alternative=line,
+                measured_on=[backend],
+            )  # fmt: skip
+        return Verdict(
+            api, "differs", api, against + instead, status, alternative=line,
+            measured_on=[backend],
+        )  # fmt: skip
+    platforms, source = knowledge.platforms(key)
+    if platforms:
+        listed = ", ".join(platforms)
+        if backend in platforms:
+            return Verdict(
+                api, "native", api,
+                f"MindSpore documents {source} for {listed} (not measured on {backend})",
+                alternative=line, level="documented",
+            )  # fmt: skip
+        return Verdict(
+            api, "mscompat" if line else "missing", line,
+            f"MindSpore documents {source} for {listed} only, not {backend}{instead}",
+            level="documented",
+        )  # fmt: skip
+    return Verdict(
+        api,
+        "unmeasured",
+        "",
+        "neither measured nor documented (no Supported Platforms line in its docstring)",
+    )
+
+
+def _documented(
+    api: str, key: str, label: str, backend: str, knowledge: Knowledge, line: str, runs: str
+) -> Optional[Verdict]:
+    """For a backend with no measured column: the first candidate the probe tried (elsewhere)
+    that MindSpore documents for ``backend``, judged by what that measurement found."""
+    others = knowledge.other_backends(key, label, backend)
+    if not others:
+        return None
+    seen, rec = next(iter(others.items()))
+    cands = [c.partition("=")[0] for c in rec.get("tried", [])] or [rec.get("counterpart", "")]
+    statuses = {c.partition("=")[0]: c.partition("=")[2] for c in rec.get("tried", [])}
+    named = []
+    for cand in cands:
+        platforms, source = knowledge.platforms(cand)
+        if not platforms:
+            continue
+        named.append(f"{source}: {', '.join(platforms)}")
+        if backend not in platforms:
+            continue
+        status = statuses.get(cand, rec.get("status", ""))
+        doc = f"MindSpore documents {source} for {', '.join(platforms)}; not measured on {backend}"
+        if status in ("OK",) + _FAILS:
+            if status == "CPU-UNREGISTERED" or status == "OK":
+                return Verdict(
+                    api, "native", _qualify(cand), doc + f" ({seen}: {status})", "", label,
+                    line, level="documented",
+                )  # fmt: skip
+            continue
+        what = _STATUS_WHAT.get(status, status)
+        if line:
+            return Verdict(
+                api, "mscompat", line, f"{_qualify(cand)} {what} (measured on {seen}){runs}",
+                "", label, level="documented",
+            )  # fmt: skip
+        note = rec.get("note", "")
+        return Verdict(
+            api, "differs", _qualify(cand), f"{what} (measured on {seen}): {note}; {doc}", "",
+            label, level="documented",
+        )  # fmt: skip
+    if line:
+        return Verdict(api, "mscompat", line, f"covered by mscompat{runs}", "", label)
+    if named:
+        return Verdict(
+            api, "missing", "", f"no counterpart documented for {backend} ({'; '.join(named)})",
+            "", label, level="documented",
+        )  # fmt: skip
+    return None
+
+
+def _decide(
+    api: str,
+    kwargs: Optional[Dict[str, Any]],
+    backend: str,
+    knowledge: Knowledge,
+    drop_ins: Dict[str, List[MscompatEntry]],
+) -> Verdict:
     key, label, rec, how = knowledge.lookup(api, kwargs, backend)
     ours = drop_ins.get(api) or (drop_ins.get(key) if key else None) or []
     mscompat_line = ours[0].import_line if ours else ""
@@ -304,6 +505,10 @@ def decide(
             api, "missing", _qualify(counterpart), f"{what}: {note}" if note else what, status,
             label, measured_on=[backend],
         )  # fmt: skip
+    if key is not None:
+        documented = _documented(api, key, label, backend, knowledge, mscompat_line, runs)
+        if documented is not None:
+            return documented
     if ours:
         note = "covered by mscompat" + runs
         if key is not None:

@@ -25,53 +25,34 @@ Which names are APIs, and which calls are risks, is :mod:`mscompat.scan.apis`; w
 from __future__ import annotations
 
 import ast
-from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple
+from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
 from mscompat.scan.apis import (
     DATA_ROOTS,
     DYNAMIC_SHAPE_APIS,
     NON_TENSOR_RESULTS,
     NON_TENSOR_TORCH,
+    STATIC_VARIANTS,
     TENSOR_ONLY_METHODS,
     TRACKED_ROOTS,
     canonical,
     is_module_class,
+    is_reported,
 )
 from mscompat.scan.findings import CallSite, FileScan, Risk
+from mscompat.scan.syntax import (
+    BUILTIN_RESULTS,
+    arg_node,
+    call_args,
+    imports,
+    is_buffer_call,
+    is_builtin_call,
+    is_self_attr,
+    statements,
+    truthy,
+)
 
 __all__ = ["CallSite", "FileScan", "Risk", "scan_source"]
-
-
-def _literal(node: ast.AST) -> Any:
-    """The value of a literal argument (numbers, strings, booleans, None, tuples/lists of
-    them, negative numbers), ``"*"`` for anything else."""
-    if isinstance(node, ast.Constant):
-        return node.value if not isinstance(node.value, bytes) else "*"
-    if isinstance(node, (ast.Tuple, ast.List)):
-        items = [_literal(e) for e in node.elts]
-        if "*" in items:
-            return "*"
-        return tuple(items) if isinstance(node, ast.Tuple) else items
-    if (
-        isinstance(node, ast.UnaryOp)
-        and isinstance(node.op, ast.USub)
-        and isinstance(node.operand, ast.Constant)
-        and isinstance(node.operand.value, (int, float))
-    ):
-        return -node.operand.value
-    return "*"
-
-
-def _call_args(node: ast.Call) -> Dict[str, Any]:
-    out: Dict[str, Any] = {}
-    for k, a in enumerate(node.args):
-        if isinstance(a, ast.Starred):
-            break
-        out[f"#{k}"] = _literal(a)
-    for kw in node.keywords:
-        if kw.arg is not None:
-            out[kw.arg] = _literal(kw.value)
-    return out
 
 
 class _Scope:
@@ -81,7 +62,17 @@ class _Scope:
         self.tensors: Set[str] = set()
         self.bools: Set[str] = set()
         self.modules: Dict[str, Tuple[str, Dict[str, Any]]] = {}  # name -> (api, ctor args)
-        self.numpy: Set[str] = set()
+        self.foreign: Set[str] = set()  # names bound to values that are not tensors
+
+    def is_foreign(self, name: str) -> bool:
+        s: Optional[_Scope] = self
+        while s is not None:
+            if name in s.foreign:
+                return True
+            if name in s.tensors or name in s.modules:
+                return False
+            s = s.parent
+        return False
 
     def lookup_alias(self, name: str) -> Optional[str]:
         found: Optional[str] = self._inherited("aliases", name)
@@ -106,11 +97,20 @@ class _Scope:
 
 
 class _Visitor(ast.NodeVisitor):
-    def __init__(self, tensor_methods: FrozenSet[str]) -> None:
+    def __init__(
+        self,
+        tensor_methods: FrozenSet[str],
+        tensor_only: FrozenSet[str] = frozenset(),
+        imports_torch: bool = True,
+    ) -> None:
         self.tensor_methods = tensor_methods
+        # methods taken for tensor methods by their name alone (only in a file importing torch)
+        self.by_name = (TENSOR_ONLY_METHODS | tensor_only) if imports_torch else frozenset()
         self.result = FileScan()
         self.scope = _Scope()
         self.class_attrs: List[Dict[str, Tuple[str, Dict[str, Any]]]] = []
+        self.class_tensors: List[Set[str]] = []  # self.X bound to a tensor (Parameter, buffer)
+        self.class_foreign: List[Set[str]] = []  # self.X bound to a non-tensor (a logger...)
         self.in_forward = 0
         self._dispatch: Dict[type, Callable[[ast.AST], Any]] = {}
 
@@ -177,26 +177,44 @@ class _Visitor(ast.NodeVisitor):
         for base in node.bases:
             self.visit(base)
         attrs: Dict[str, Tuple[str, Dict[str, Any]]] = {}
-        # first pass over the methods' statements (not expressions): self.X = nn.Y(...)
+        tensors: Set[str] = set()
+        foreign: Set[str] = set()
+        # first pass over the methods' statements (not expressions): self.X = nn.Y(...),
+        # self.X = nn.Parameter(...) / torch.zeros(...), self.register_buffer("X", ...),
+        # self.X = logging.getLogger(...)
         for item in node.body:
             if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                for stmt in _statements(item.body):
+                for stmt in statements(item.body):
                     if isinstance(stmt, ast.Assign):
                         ctor = self._module_ctor(stmt.value)
-                        if ctor is not None:
-                            for t in stmt.targets:
-                                if _is_self_attr(t):
-                                    attrs[t.attr] = ctor  # type: ignore[attr-defined]
+                        name = self.tracked(getattr(stmt.value, "func", stmt.value))
+                        is_param = name in ("torch.nn.Parameter", "torch.nn.parameter.Parameter")
+                        for t in stmt.targets:
+                            if not is_self_attr(t):
+                                continue
+                            attr = t.attr  # type: ignore[attr-defined]
+                            if ctor is not None and not is_param:
+                                attrs[attr] = ctor
+                            elif is_param or self.is_tensor(stmt.value):
+                                tensors.add(attr)
+                            elif self._foreign_value(stmt.value):
+                                foreign.add(attr)
+                    elif isinstance(stmt, ast.Expr) and is_buffer_call(stmt.value):
+                        tensors.add(stmt.value.args[0].value)  # type: ignore[attr-defined]
         self.class_attrs.append(attrs)
+        self.class_tensors.append(tensors)
+        self.class_foreign.append(foreign)
         for stmt in node.body:
             self.visit(stmt)
         self.class_attrs.pop()
+        self.class_tensors.pop()
+        self.class_foreign.pop()
 
     def _module_ctor(self, value: ast.AST) -> Optional[Tuple[str, Dict[str, Any]]]:
         if isinstance(value, ast.Call):
             name = self.tracked(value.func)
             if name and is_module_class(name):
-                return name, _call_args(value)
+                return name, call_args(value)
         return None
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
@@ -260,6 +278,8 @@ class _Visitor(ast.NodeVisitor):
         if isinstance(node, ast.Subscript):
             return self.is_tensor(node.value)
         if isinstance(node, ast.Attribute):
+            if is_self_attr(node) and self.class_tensors:
+                return node.attr in self.class_tensors[-1]
             return node.attr in ("T", "mT", "data", "grad", "real", "imag") and self.is_tensor(
                 node.value
             )
@@ -299,11 +319,16 @@ class _Visitor(ast.NodeVisitor):
             return self.scope.module(func.id)
         return None
 
-    def _bind(self, target: ast.AST, tensor: bool, boolean: bool, module: Any) -> None:
+    def _bind(
+        self, target: ast.AST, tensor: bool, boolean: bool, module: Any, foreign: bool = False
+    ) -> None:
         if isinstance(target, ast.Name):
             self.scope.tensors.discard(target.id)
             self.scope.bools.discard(target.id)
             self.scope.modules.pop(target.id, None)
+            self.scope.foreign.discard(target.id)
+            if foreign and not (tensor or boolean or module is not None):
+                self.scope.foreign.add(target.id)
             if tensor:
                 self.scope.tensors.add(target.id)
             if boolean:
@@ -312,7 +337,7 @@ class _Visitor(ast.NodeVisitor):
                 self.scope.modules[target.id] = module
         elif isinstance(target, (ast.Tuple, ast.List)):
             for elt in target.elts:
-                self._bind(elt, tensor, False, None)
+                self._bind(elt, tensor, False, None, foreign)
         elif isinstance(target, ast.Starred):
             self._bind(target.value, False, False, None)
 
@@ -323,8 +348,88 @@ class _Visitor(ast.NodeVisitor):
         tensor = self.is_tensor(node.value)
         boolean = self.is_bool_tensor(node.value)
         module = self._module_ctor(node.value)
+        foreign = self._foreign_value(node.value)
         for t in node.targets:
-            self._bind(t, tensor or boolean, boolean, module)
+            self._bind(t, tensor or boolean, boolean, module, foreign)
+
+    def _foreign_value(self, node: ast.AST) -> bool:
+        """A value that is evidently not a tensor: a literal, a builtin's result, the result of
+        another library's call (``np.zeros``, ``logging.getLogger``), ``.numpy()``/``.item()``,
+        or a method of such a value."""
+        if isinstance(node, (ast.Constant, ast.List, ast.Dict, ast.Set, ast.JoinedStr)):
+            return True
+        if isinstance(node, (ast.ListComp, ast.DictComp, ast.SetComp, ast.Lambda)):
+            return True
+        if isinstance(node, ast.Name):
+            return self.scope.is_foreign(node.id)
+        if isinstance(node, ast.Subscript):
+            return self._foreign_value(node.value)
+        if isinstance(node, ast.Attribute):
+            if is_self_attr(node) and self.class_foreign:
+                return node.attr in self.class_foreign[-1]
+            return self._foreign_value(node.value)
+        if not isinstance(node, ast.Call):
+            return False
+        func = node.func
+        builtin = isinstance(func, ast.Name) and self.scope.lookup_alias(func.id) is None
+        if builtin and func.id in BUILTIN_RESULTS:  # type: ignore[attr-defined]
+            return True
+        dotted = self.dotted(func)
+        if dotted is not None:
+            return dotted.split(".", 1)[0] not in TRACKED_ROOTS
+        if isinstance(func, ast.Attribute):
+            if func.attr in ("numpy", "tolist", "item") and not self._foreign_value(func.value):
+                return True
+            return self._foreign_value(func.value)
+        return False
+
+    def visit_For(self, node: ast.For) -> None:
+        self.visit(node.iter)
+        self._bind_loop(node.target, node.iter)
+        for stmt in node.body + node.orelse:
+            self.visit(stmt)
+
+    def _bind_loop(self, target: ast.AST, iterable: ast.AST) -> None:
+        """``for t in x.unbind(0)`` / ``for t in tensor``: t is a tensor; over a literal, a
+        ``range`` or another library's value: not one. ``enumerate``/``zip``/``reversed``/
+        ``sorted``/``list``/``tuple`` pass their arguments' elements through."""
+        wrapper = iterable.func.id if is_builtin_call(iterable) else ""  # type: ignore[attr-defined]
+        args = getattr(iterable, "args", [])
+        elts = target.elts if isinstance(target, ast.Tuple) else []
+        if wrapper == "enumerate" and len(elts) == 2 and args:
+            self._bind(elts[0], False, False, None, True)
+            self._bind_loop(elts[1], args[0])
+        elif wrapper == "zip" and elts and len(elts) == len(args):
+            for elt, arg in zip(elts, args):
+                self._bind_loop(elt, arg)
+        elif wrapper in ("reversed", "sorted", "list", "tuple") and args:
+            self._bind_loop(target, args[0])
+        else:
+            tensor, foreign = self.is_tensor(iterable), self._foreign_value(iterable)
+            self._bind(target, tensor, False, None, foreign)
+
+    def _comprehension(self, node: Any, values: List[ast.AST]) -> None:
+        saved = (set(self.scope.tensors), set(self.scope.foreign), set(self.scope.bools))
+        for gen in node.generators:
+            self.visit(gen.iter)
+            self._bind_loop(gen.target, gen.iter)
+            for cond in gen.ifs:
+                self.visit(cond)
+        for value in values:
+            self.visit(value)
+        self.scope.tensors, self.scope.foreign, self.scope.bools = saved
+
+    def visit_ListComp(self, node: ast.ListComp) -> None:
+        self._comprehension(node, [node.elt])
+
+    def visit_SetComp(self, node: ast.SetComp) -> None:
+        self._comprehension(node, [node.elt])
+
+    def visit_GeneratorExp(self, node: ast.GeneratorExp) -> None:
+        self._comprehension(node, [node.elt])
+
+    def visit_DictComp(self, node: ast.DictComp) -> None:
+        self._comprehension(node, [node.key, node.value])
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value is not None:
@@ -343,22 +448,29 @@ class _Visitor(ast.NodeVisitor):
         self.generic_visit(node)
 
     # -- calls and risks -----------------------------------------------------------------
-    def add(self, api: str, node: ast.AST, args: Dict[str, Any], how: str) -> None:
-        self.result.calls.append(
-            CallSite(api, getattr(node, "lineno", 0), getattr(node, "col_offset", 0), args, how)
-        )
+    def add(
+        self, api: str, node: ast.AST, args: Dict[str, Any], how: str, confidence: str = ""
+    ) -> None:
+        line, col = getattr(node, "lineno", 0), getattr(node, "col_offset", 0)
+        self.result.calls.append(CallSite(api, line, col, args, how, confidence))
         reason = DYNAMIC_SHAPE_APIS.get(api)
         if reason:
             self.risk("dynamic-shape", node, api, reason)
 
     def risk(self, kind: str, node: ast.AST, what: str, detail: str) -> None:
+        if kind == "dynamic-shape":
+            static = STATIC_VARIANTS.get(what) or STATIC_VARIANTS.get(what.rsplit(".", 1)[-1])
+            if static:
+                detail = f"{detail}; static shape for graph mode: {static}"
         self.result.risks.append(Risk(kind, getattr(node, "lineno", 0), what, detail))
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
         name = self.tracked(func)
-        if name:
-            args = _call_args(node)
+        if name and not is_reported(name):
+            pass  # mindspore.Tensor, mindspore.jit...: not an API a port replaces
+        elif name:
+            args = call_args(node)
             how = "construct" if is_module_class(name) else "call"
             self.add(name, node, args, how)
             self._call_risks(name, node, args)
@@ -385,6 +497,8 @@ class _Visitor(ast.NodeVisitor):
             return False
         if isinstance(recv, ast.Name) and recv.id in ("self", "cls"):
             return False
+        if self._foreign_value(recv):
+            return False
         return not isinstance(recv, (ast.Constant, ast.List, ast.Dict, ast.Tuple, ast.JoinedStr))
 
     def _method(self, node: ast.Call, func: ast.Attribute) -> None:
@@ -393,11 +507,11 @@ class _Visitor(ast.NodeVisitor):
         if meth not in self.tensor_methods or not self._plain_receiver(recv):
             return
         known = self.is_tensor(recv)
-        if not known and meth not in TENSOR_ONLY_METHODS:
+        if not known and meth not in self.by_name:
             return
-        args = _call_args(node)
+        args = call_args(node)
         api = f"torch.Tensor.{meth}"
-        self.add(api, node, args, "method")
+        self.add(api, node, args, "method", "" if known else "name")
         self._call_risks(api, node, args)
         if self.in_forward and meth in ("numpy", "tolist", "item") and known:
             self.risk(
@@ -410,7 +524,7 @@ class _Visitor(ast.NodeVisitor):
     def _call_risks(self, api: str, node: ast.Call, args: Dict[str, Any]) -> None:
         short = api.rsplit(".", 1)[-1]
         if short == "topk":
-            k_node = _arg_node(node, 1 if api == "torch.topk" else 0, "k")
+            k_node = arg_node(node, 1 if api == "torch.topk" else 0, "k")
             if k_node is not None and self._dynamic_value(k_node):
                 self.risk("dynamic-shape", node, api, "k is a tensor value, not a constant")
         if api in ("torch.where",) and len(node.args) == 1 and not node.keywords:
@@ -418,10 +532,10 @@ class _Visitor(ast.NodeVisitor):
                 "dynamic-shape", node, api, "where(condition) returns value-dependent indices"
             )
         if short == "repeat_interleave":
-            r_node = _arg_node(node, 1 if api == "torch.repeat_interleave" else 0, "repeats")
+            r_node = arg_node(node, 1 if api == "torch.repeat_interleave" else 0, "repeats")
             if r_node is not None and self.is_tensor(r_node):
                 self.risk("dynamic-shape", node, api, "tensor repeats: output length is dynamic")
-        if api == "torch.autograd.grad" and _truthy(args.get("create_graph")):
+        if api == "torch.autograd.grad" and truthy(args.get("create_graph")):
             self.risk(
                 "second-order-grad",
                 node,
@@ -429,7 +543,7 @@ class _Visitor(ast.NodeVisitor):
                 "create_graph=True: a second-order gradient; every op on the path needs a "
                 "second-order bprop in MindSpore",
             )
-        if short == "backward" and _truthy(args.get("create_graph")):
+        if short == "backward" and truthy(args.get("create_graph")):
             self.risk("second-order-grad", node, api, "backward(create_graph=True)")
         if api.startswith("torch.autograd.functional."):
             self.risk("second-order-grad", node, api, "higher-order autograd function")
@@ -473,49 +587,23 @@ class _Visitor(ast.NodeVisitor):
         self.generic_visit(node)
 
 
-def _statements(body: List[ast.stmt]) -> Iterator[ast.stmt]:
-    """Statements of a block, entering compound statements but not nested functions."""
-    for stmt in body:
-        yield stmt
-        if isinstance(stmt, (ast.If, ast.For, ast.AsyncFor, ast.While)):
-            yield from _statements(stmt.body)
-            yield from _statements(stmt.orelse)
-        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
-            yield from _statements(stmt.body)
-        elif isinstance(stmt, ast.Try):
-            yield from _statements(stmt.body)
-            for h in stmt.handlers:
-                yield from _statements(h.body)
-            yield from _statements(stmt.orelse)
-            yield from _statements(stmt.finalbody)
-
-
-def _is_self_attr(t: ast.AST) -> bool:
-    return isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
-
-
-def _arg_node(node: ast.Call, pos: int, name: str) -> Optional[ast.AST]:
-    for kw in node.keywords:
-        if kw.arg == name:
-            return kw.value
-    if len(node.args) > pos and not any(isinstance(a, ast.Starred) for a in node.args[: pos + 1]):
-        return node.args[pos]
-    return None
-
-
-def _truthy(value: Any) -> bool:
-    return value is True or value == "*"
-
-
-def scan_source(text: str, tensor_methods: Iterable[str]) -> FileScan:
+def scan_source(
+    text: str, tensor_methods: Iterable[str], tensor_only: Iterable[str] = ()
+) -> FileScan:
     """Parse ``text`` and return its call sites and risks.
+
+    ``tensor_only``: method names taken for tensor methods on any receiver not known to be
+    something else, in a file that imports torch (reported with ``confidence="name"``).
 
     Raises:
         SyntaxError, ValueError (null bytes), RecursionError (absurd nesting): the caller
         reports the file as skipped.
     """
     tree = ast.parse(text)
-    visitor = _Visitor(frozenset(tensor_methods))
+    torch_roots = frozenset({"torch", "torchvision"})
+    visitor = _Visitor(
+        frozenset(tensor_methods), frozenset(tensor_only), imports(tree, torch_roots)
+    )
     visitor.visit(tree)
     visitor.result.definitions = [
         (n.name, n.lineno)

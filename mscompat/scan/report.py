@@ -47,9 +47,10 @@ def _header(result: ScanResult) -> List[str]:
     else:
         done = ", ".join(sorted(result.measured)) or "none"
         lines.append(
-            f"knowledge: {result.backend} was NOT MEASURED (measured: {done}); native/differs/"
-            f"missing verdicts are not given for {result.backend} -- run "
-            f"`python tools/probe_apis.py --device {result.backend}` on such a machine"
+            f"knowledge: {result.backend} was NOT MEASURED (measured: {done}); verdicts marked "
+            f"'documented' rest on MindSpore's own 'Supported Platforms' statement, judged by "
+            f"the {done} measurement -- run `python tools/probe_apis.py --device "
+            f"{result.backend}` on such a machine to measure them"
         )
     lines.extend(f"warning: {w}" for w in result.warnings)
     return lines
@@ -85,6 +86,7 @@ def _json(result: ScanResult) -> str:
                 "counterpart": r.counterpart,
                 "note": r.note,
                 "call_sites": len(r.sites),
+                "level": r.level,
             }
             for r in result.apis()
         ],
@@ -101,6 +103,8 @@ def _json(result: ScanResult) -> str:
                 "status": u.verdict.status,
                 "alternative": u.verdict.alternative,
                 "note": u.verdict.note,
+                "level": u.verdict.level,
+                "confidence": u.site.confidence,
             }
             for u in result.uses
         ],
@@ -133,14 +137,20 @@ def _dump(data: Dict[str, Any]) -> str:
 def _csv(result: ScanResult) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["kind", "file", "line", "api", "verdict", "counterpart", "variant", "note"])
+    w.writerow(
+        ["kind", "file", "line", "api", "verdict", "counterpart", "variant", "note", "level",
+         "confidence"]
+    )  # fmt: skip
     for u in result.uses:
         v = u.verdict
-        w.writerow(["call", u.file, u.line, u.api, v.verdict, v.counterpart, v.variant, v.note])
+        w.writerow(
+            ["call", u.file, u.line, u.api, v.verdict, v.counterpart, v.variant, v.note, v.level,
+             u.site.confidence]
+        )  # fmt: skip
     for f, r in result.risks:
-        w.writerow(["risk", f, r.line, r.what, r.kind, "", "", r.detail])
+        w.writerow(["risk", f, r.line, r.what, r.kind, "", "", r.detail, "", ""])
     for s in result.skipped:
-        w.writerow(["skipped", s.path, "", "", "", "", "", s.reason])
+        w.writerow(["skipped", s.path, "", "", "", "", "", s.reason, "", ""])
     return buf.getvalue()
 
 
@@ -157,6 +167,11 @@ def _todo(row: Any) -> str:
     if row.verdict in ("differs", "missing"):
         return _short(row.note, 150)
     return row.counterpart or row.note
+
+
+def _verdict(v: Any) -> str:
+    """``native`` measured, ``native (documented)``."""
+    return f"{v.verdict} (documented)" if v.level == "documented" else v.verdict
 
 
 def _table(result: ScanResult, top: int) -> str:
@@ -178,7 +193,7 @@ def _table(result: ScanResult, top: int) -> str:
         out.append("")
         out.append("To do (worst first):")
         for r in todo[: max(top, 0) or len(todo)]:
-            out.append(f"  {r.verdict:<9} {r.api}  [{len(r.sites)} sites: {_where(r.sites)}]")
+            out.append(f"  {_verdict(r):<20} {r.api}  [{len(r.sites)} sites: {_where(r.sites)}]")
             out.append(f"            -> {_todo(r)}")
         if len(todo) > top > 0:
             out.append(f"  ... {len(todo) - top} more (see per-file detail or --format json)")
@@ -187,6 +202,9 @@ def _table(result: ScanResult, top: int) -> str:
         out.append("Risk flags (migration guide):")
         for f, rk in result.risks:
             out.append(f"  {rk.kind:<17} {f}:{rk.line}  {rk.what}: {rk.detail}")
+    if any(u.site.confidence == "name" for u in result.uses):
+        out.append("")
+        out.append("API?: a tensor method recognised by its name alone (receiver of unknown type)")
     out.append("")
     out.append("Per file:")
     for f, uses in _uses_by_file(result):
@@ -196,7 +214,8 @@ def _table(result: ScanResult, top: int) -> str:
             target = v.counterpart if v.verdict in ("native", "mscompat") else _short(v.note, 70)
             if v.verdict == "differs" and v.counterpart:
                 target = f"{v.counterpart}: {_short(v.note, 60)}"
-            out.append(f"    {u.line:>5}  {v.verdict:<10} {u.api:<42} {target}")
+            api = u.api + ("?" if u.site.confidence == "name" else "")
+            out.append(f"    {u.line:>5}  {_verdict(v):<21} {api:<42} {target}")
     if result.skipped:
         out.append("")
         out.append("Skipped:")
@@ -217,6 +236,56 @@ def _uses_by_file(result: ScanResult) -> Iterator[Tuple[str, List[Any]]]:
 
 def _md(text: str) -> str:
     return " ".join(str(text).replace("|", "\\|").split())
+
+
+_PLAN_INTRO = (
+    "One checklist per file. Add the file's import block, change each call site listed, then "
+    "work through the migration guide's checks: dynamic shapes (use the static variant named), "
+    "second-order gradients, data processing inside the network. Call sites that map to "
+    "MindSpore as they are (native) are counted, not listed. `API?`: a tensor method recognised "
+    "by its name alone."
+)
+
+
+def _import_block(uses: Sequence[Any]) -> List[str]:
+    """``from mscompat.nn.functional import interpolate, max_pool2d``: one line per module."""
+    names: Dict[str, List[str]] = {}
+    for u in uses:
+        line = u.verdict.counterpart if u.verdict.verdict == "mscompat" else ""
+        if line.startswith("from mscompat") and " import " in line:
+            module, _, name = line[len("from ") :].partition(" import ")
+            if name not in names.setdefault(module, []):
+                names[module].append(name)
+    return [f"from {m} import {', '.join(sorted(n))}" for m, n in sorted(names.items())]
+
+
+def _plan(file: str, uses: Sequence[Any], risks: Sequence[Any]) -> List[str]:
+    out = [f"#### `{file}`", ""]
+    block = _import_block(uses)
+    if block:
+        out += ["Imports to add:", "", "```python", *block, "```", ""]
+    native = [u for u in uses if u.verdict.verdict == "native"]
+    for u in uses:
+        v = u.verdict
+        if v.verdict == "native":
+            continue
+        api = f"`{u.api}`" + ("?" if u.site.confidence == "name" else "")
+        basis = " (documented)" if v.level == "documented" else ""
+        if v.verdict == "mscompat":
+            what = f"use `{v.counterpart}`" if v.counterpart else "use the mscompat drop-in"
+        elif v.verdict == "differs" and v.counterpart:
+            what = f"`{v.counterpart}` {v.note}"
+        else:
+            what = v.note
+        out.append(f"- [ ] line {u.line}: {api} **{v.verdict}**{basis}: {_md(_short(what, 240))}")
+    for rk in risks:
+        out.append(f"- [ ] line {rk.line}: check ({rk.kind}) {_md(rk.what)}: {_md(rk.detail)}")
+    if native:
+        apis = sorted({f"`{u.api}`" for u in native})
+        shown = ", ".join(apis[:8]) + (f" and {len(apis) - 8} more" if len(apis) > 8 else "")
+        out.append(f"- {len(native)} call sites map to MindSpore as they are: {shown}")
+    out.append("")
+    return out
 
 
 def _markdown(result: ScanResult, top: int) -> str:
@@ -254,19 +323,12 @@ def _markdown(result: ScanResult, top: int) -> str:
         ]
         for f, rk in result.risks:
             out.append(f"| {rk.kind} | {_md(f)}:{rk.line} | {_md(rk.what)} | {_md(rk.detail)} |")
-    out += ["", "### Per file", ""]
+    out += ["", "### Porting plan", "", _PLAN_INTRO, ""]
+    risks_by_file: Dict[str, List[Any]] = {}
+    for f, rk in result.risks:
+        risks_by_file.setdefault(f, []).append(rk)
     for f, uses in _uses_by_file(result):
-        out += [
-            f"#### `{f}`",
-            "",
-            "| line | API | verdict | use / note |",
-            "| ---: | --- | --- | --- |",
-        ]
-        for u in uses:
-            v = u.verdict
-            use = v.counterpart if v.verdict in ("native", "mscompat") else v.note
-            out.append(f"| {u.line} | `{u.api}` | {v.verdict} | {_md(_short(use, 160))} |")
-        out.append("")
+        out += _plan(f, uses, risks_by_file.get(f, []))
     if result.skipped:
         out += ["### Skipped", ""]
         out += [f"- `{_md(s.path)}`: {_md(s.reason)}" for s in result.skipped]

@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
+from tools.probe.documented import tables
 from tools.probe.table import T, load_cases
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -199,6 +200,7 @@ def merge(
     data["generated_by"] = GENERATED_BY
     data["statuses"] = list(STATUSES)
     data["tensor_methods"] = sorted(n for n in dir(torch.Tensor) if not n.startswith("_"))
+    data.update(tables())
     measured = data.setdefault("measured", {})
     previous = measured.get(device, {})
     measured[device] = {
@@ -244,9 +246,22 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--ids", help=argparse.SUPPRESS)
     ap.add_argument("-q", "--quiet", action="store_true")
+    ap.add_argument(
+        "--tables",
+        action="store_true",
+        help="only refresh the tables read from the installed packages (documented platforms, "
+        "tensor-only method names); measure nothing",
+    )
     args = ap.parse_args(argv)
     if args.worker:
         _worker([int(x) for x in args.ids.split(",")], args.device)
+        return 0
+    if args.tables:
+        out = Path(args.out)
+        data = json.loads(out.read_text(encoding="utf-8"))
+        data.update(tables())
+        out.write_text(json.dumps(data, indent=1, sort_keys=False) + "\n", encoding="utf-8")
+        print(f"tables refreshed -> {out}")
         return 0
     cases = load_cases()
     only = args.only or []
