@@ -268,7 +268,7 @@ class _Visitor(ast.NodeVisitor):
                     return False
                 if self.is_tensor(func.value) and func.attr in self.tensor_methods:
                     return True
-                if func.attr in TENSOR_ONLY_METHODS and self._plain_receiver(func.value):
+                if func.attr in self.by_name and self._plain_receiver(func.value):
                     return True
             return False
         if isinstance(node, ast.BinOp):
