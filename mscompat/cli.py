@@ -180,6 +180,29 @@ def _ops(args: argparse.Namespace) -> int:
     return 0
 
 
+def _compare_losses(args: argparse.Namespace) -> int:
+    from mscompat.port import compare_losses
+
+    try:
+        comparison = compare_losses(args.reference, args.candidate, names=args.names)
+    except (OSError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(comparison.summary())
+    if args.csv:
+        print(f"wrote {comparison.to_csv(args.csv)}")
+    if args.plot:
+        try:
+            print(f"wrote {comparison.plot(args.plot)}")
+        except ImportError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+    if args.max_rel is not None and comparison.max_rel() > args.max_rel:
+        print(f"FAIL: loss deviates by {comparison.max_rel():.3g} > {args.max_rel:g}")
+        return 1
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     from mscompat import __version__
 
@@ -212,6 +235,19 @@ def build_parser() -> argparse.ArgumentParser:
     o = sub.add_parser("ops", help="which implementation of each op runs on this machine, and why")
     o.add_argument("--device", default=os.environ.get("MSCOMPAT_DEVICE", "CPU"))
     o.set_defaults(func=_ops)
+    c = sub.add_parser(
+        "compare-losses",
+        help="per-step deviation of two training runs' losses (CSV logs: step,loss[,grad_norm])",
+    )
+    c.add_argument("reference", help="the PyTorch run's CSV log")
+    c.add_argument("candidate", help="the port's CSV log")
+    c.add_argument("--names", nargs=2, default=("torch", "mindspore"), metavar=("REF", "CAND"))
+    c.add_argument("--csv", metavar="PATH", help="write the per-step table")
+    c.add_argument("--plot", metavar="PATH", help="write a PNG of both curves and their difference")
+    c.add_argument(
+        "--max-rel", type=float, metavar="X", help="exit 1 if a step's relative deviation exceeds X"
+    )
+    c.set_defaults(func=_compare_losses)
     return parser
 
 

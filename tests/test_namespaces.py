@@ -41,7 +41,7 @@ torch = pytest.importorskip("torch")
 MIRROR_MODULES = sorted(set(MIRRORS.values()))
 #: Packages of mscompat that are not op families (infrastructure) or are only mirrors
 #: (mscompat.vision is both: torchvision.ops' mirror and the package of those ops).
-NOT_DOMAIN = {"custom_ops", "scan", "testing"} | {
+NOT_DOMAIN = {"custom_ops", "port", "scan", "testing"} | {
     m.split(".")[1] for m in MIRROR_MODULES if m != "mscompat.vision"
 }
 PACKAGES = sorted(
