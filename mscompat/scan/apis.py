@@ -4,10 +4,13 @@ which calls have a value-dependent output shape (a risk flag)."""
 
 from __future__ import annotations
 
+import sys
+
 __all__ = [
     "DATA_ROOTS",
     "DYNAMIC_SHAPE_APIS",
     "NON_TENSOR_RESULTS",
+    "NON_TENSOR_ROOTS",
     "NON_TENSOR_TORCH",
     "TENSOR_ONLY_METHODS",
     "TRACKED_ROOTS",
@@ -27,6 +30,11 @@ TRACKED_ROOTS = frozenset({"torch", "torchvision", "mmcv", "mmdet", "mmengine", 
 MINDSPORE_NAMESPACES = ("mindspore.mint.", "mindspore.ops.", "mindspore.nn.")
 #: Top-level packages whose calls inside ``forward`` are data processing.
 DATA_ROOTS = frozenset({"numpy", "cv2", "PIL", "scipy", "pandas", "skimage"})
+#: Top-level packages none of whose values is a torch tensor: the data libraries and Python's
+#: standard library. A value one of them returns (``np.zeros(3)``, ``logging.getLogger()``) and
+#: what its methods return are never receivers of tensor methods; other third-party libraries
+#: (``transformers``, ``timm``) may return tensors and are left unknown.
+NON_TENSOR_ROOTS = DATA_ROOTS | frozenset(sys.stdlib_module_names) | {"matplotlib", "tqdm"}
 #: Methods only a tensor has: counted on any receiver not known to be something else.
 TENSOR_ONLY_METHODS = frozenset(
     {

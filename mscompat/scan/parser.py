@@ -30,8 +30,7 @@ from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Set
 from mscompat.scan.apis import (
     DATA_ROOTS,
     DYNAMIC_SHAPE_APIS,
-    NON_TENSOR_RESULTS,
-    NON_TENSOR_TORCH,
+    NON_TENSOR_ROOTS,
     STATIC_VARIANTS,
     TENSOR_ONLY_METHODS,
     TRACKED_ROOTS,
@@ -40,14 +39,14 @@ from mscompat.scan.apis import (
     is_reported,
 )
 from mscompat.scan.findings import CallSite, FileScan, Risk
+from mscompat.scan.receivers import ReceiverInference, Scope
 from mscompat.scan.syntax import (
-    BUILTIN_RESULTS,
     arg_node,
     call_args,
     imports,
     is_buffer_call,
-    is_builtin_call,
     is_self_attr,
+    param_types,
     statements,
     truthy,
 )
@@ -55,48 +54,7 @@ from mscompat.scan.syntax import (
 __all__ = ["CallSite", "FileScan", "Risk", "scan_source"]
 
 
-class _Scope:
-    def __init__(self, parent: Optional[_Scope] = None) -> None:
-        self.parent = parent
-        self.aliases: Dict[str, str] = {}  # local name -> dotted module/callable path
-        self.tensors: Set[str] = set()
-        self.bools: Set[str] = set()
-        self.modules: Dict[str, Tuple[str, Dict[str, Any]]] = {}  # name -> (api, ctor args)
-        self.foreign: Set[str] = set()  # names bound to values that are not tensors
-
-    def is_foreign(self, name: str) -> bool:
-        s: Optional[_Scope] = self
-        while s is not None:
-            if name in s.foreign:
-                return True
-            if name in s.tensors or name in s.modules:
-                return False
-            s = s.parent
-        return False
-
-    def lookup_alias(self, name: str) -> Optional[str]:
-        found: Optional[str] = self._inherited("aliases", name)
-        return found
-
-    def is_tensor(self, name: str) -> bool:
-        return name in self.tensors
-
-    def module(self, name: str) -> Optional[Tuple[str, Dict[str, Any]]]:
-        found: Optional[Tuple[str, Dict[str, Any]]] = self._inherited("modules", name)
-        return found
-
-    def _inherited(self, table: str, name: str) -> Any:
-        """``name`` in the ``table`` dict of this scope or, failing that, of the enclosing ones."""
-        s: Optional[_Scope] = self
-        while s is not None:
-            values = getattr(s, table)
-            if name in values:
-                return values[name]
-            s = s.parent
-        return None
-
-
-class _Visitor(ast.NodeVisitor):
+class _Visitor(ReceiverInference, ast.NodeVisitor):
     def __init__(
         self,
         tensor_methods: FrozenSet[str],
@@ -107,7 +65,7 @@ class _Visitor(ast.NodeVisitor):
         # methods taken for tensor methods by their name alone (only in a file importing torch)
         self.by_name = (TENSOR_ONLY_METHODS | tensor_only) if imports_torch else frozenset()
         self.result = FileScan()
-        self.scope = _Scope()
+        self.scope = Scope()
         self.class_attrs: List[Dict[str, Tuple[str, Dict[str, Any]]]] = []
         self.class_tensors: List[Set[str]] = []  # self.X bound to a tensor (Parameter, buffer)
         self.class_foreign: List[Set[str]] = []  # self.X bound to a non-tensor (a logger...)
@@ -231,16 +189,23 @@ class _Visitor(ast.NodeVisitor):
         ]:
             self.visit(default)
         outer = self.scope
-        self.scope = _Scope(outer)
+        self.scope = Scope(outer)
         is_forward = node.name == "forward" and bool(self.class_attrs)
         params = list(node.args.posonlyargs) + list(node.args.args) + list(node.args.kwonlyargs)
+        documented = param_types(ast.get_docstring(node) or "")
         for k, a in enumerate(params):
             ann = a.annotation
             ann_name = self.dotted(ann) if ann is not None else None
             annotated = ann_name == "torch.Tensor" or (
                 isinstance(ann, ast.Name) and ann.id == "Tensor"
             )
-            if annotated or (is_forward and k > 0 and ann is None):
+            kind = documented.get(a.arg, "")
+            if ann_name and ann_name.split(".", 1)[0] in NON_TENSOR_ROOTS:
+                kind = "library"
+            if kind == "library":  # np.ndarray by annotation or docstring
+                self.scope.library.add(a.arg)
+                self.scope.foreign.add(a.arg)
+            elif annotated or kind == "tensor" or (is_forward and k > 0 and ann is None):
                 self.scope.tensors.add(a.arg)
         if is_forward:
             self.in_forward += 1
@@ -251,185 +216,11 @@ class _Visitor(ast.NodeVisitor):
         self.scope = outer
 
     # -- inference -----------------------------------------------------------------------
-    def is_tensor(self, node: ast.AST) -> bool:
-        if isinstance(node, ast.Name):
-            return self.scope.is_tensor(node.id)
-        if isinstance(node, ast.Call):
-            func = node.func
-            name = self.tracked(func)
-            if name:
-                if name in NON_TENSOR_TORCH or is_module_class(name):
-                    return False
-                return name.startswith(("torch.", "torchvision.ops."))
-            if self._module_of_call(func) is not None:
-                return True
-            if isinstance(func, ast.Attribute):
-                if func.attr in NON_TENSOR_RESULTS:
-                    return False
-                if self.is_tensor(func.value) and func.attr in self.tensor_methods:
-                    return True
-                if func.attr in self.by_name and self._plain_receiver(func.value):
-                    return True
-            return False
-        if isinstance(node, ast.BinOp):
-            return self.is_tensor(node.left) or self.is_tensor(node.right)
-        if isinstance(node, ast.UnaryOp):
-            return self.is_tensor(node.operand)
-        if isinstance(node, ast.Subscript):
-            return self.is_tensor(node.value)
-        if isinstance(node, ast.Attribute):
-            if is_self_attr(node) and self.class_tensors:
-                return node.attr in self.class_tensors[-1]
-            return node.attr in ("T", "mT", "data", "grad", "real", "imag") and self.is_tensor(
-                node.value
-            )
-        if isinstance(node, ast.IfExp):
-            return self.is_tensor(node.body) and self.is_tensor(node.orelse)
-        if isinstance(node, ast.Compare):
-            return self.is_bool_tensor(node)
-        return False
-
-    def is_bool_tensor(self, node: ast.AST) -> bool:
-        if isinstance(node, ast.Compare):
-            return self.is_tensor(node.left) or any(self.is_tensor(c) for c in node.comparators)
-        if isinstance(node, ast.Name):
-            return node.id in self.scope.bools
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Invert):
-            return self.is_bool_tensor(node.operand)
-        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitAnd, ast.BitOr)):
-            return self.is_bool_tensor(node.left) or self.is_bool_tensor(node.right)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            if node.func.attr == "bool" and self.is_tensor(node.func.value):
-                return True
-            name = self.tracked(node.func)
-            if name in ("torch.logical_and", "torch.logical_or", "torch.logical_not", "torch.isin"):
-                return True
-        return False
-
-    def _module_of_call(self, func: ast.AST) -> Optional[Tuple[str, Dict[str, Any]]]:
-        """``self.pool`` / ``pool`` bound to a Module instance: (api, constructor args)."""
-        if (
-            isinstance(func, ast.Attribute)
-            and isinstance(func.value, ast.Name)
-            and func.value.id == "self"
-            and self.class_attrs
-        ):
-            return self.class_attrs[-1].get(func.attr)
-        if isinstance(func, ast.Name):
-            return self.scope.module(func.id)
-        return None
-
-    def _bind(
-        self, target: ast.AST, tensor: bool, boolean: bool, module: Any, foreign: bool = False
-    ) -> None:
-        if isinstance(target, ast.Name):
-            self.scope.tensors.discard(target.id)
-            self.scope.bools.discard(target.id)
-            self.scope.modules.pop(target.id, None)
-            self.scope.foreign.discard(target.id)
-            if foreign and not (tensor or boolean or module is not None):
-                self.scope.foreign.add(target.id)
-            if tensor:
-                self.scope.tensors.add(target.id)
-            if boolean:
-                self.scope.bools.add(target.id)
-            if module is not None:
-                self.scope.modules[target.id] = module
-        elif isinstance(target, (ast.Tuple, ast.List)):
-            for elt in target.elts:
-                self._bind(elt, tensor, False, None, foreign)
-        elif isinstance(target, ast.Starred):
-            self._bind(target.value, False, False, None)
-
     def visit_Assign(self, node: ast.Assign) -> None:
         self.visit(node.value)
         for t in node.targets:
             self.visit(t)
-        tensor = self.is_tensor(node.value)
-        boolean = self.is_bool_tensor(node.value)
-        module = self._module_ctor(node.value)
-        foreign = self._foreign_value(node.value)
-        for t in node.targets:
-            self._bind(t, tensor or boolean, boolean, module, foreign)
-
-    def _foreign_value(self, node: ast.AST) -> bool:
-        """A value that is evidently not a tensor: a literal, a builtin's result, the result of
-        another library's call (``np.zeros``, ``logging.getLogger``), ``.numpy()``/``.item()``,
-        or a method of such a value."""
-        if isinstance(node, (ast.Constant, ast.List, ast.Dict, ast.Set, ast.JoinedStr)):
-            return True
-        if isinstance(node, (ast.ListComp, ast.DictComp, ast.SetComp, ast.Lambda)):
-            return True
-        if isinstance(node, ast.Name):
-            return self.scope.is_foreign(node.id)
-        if isinstance(node, ast.Subscript):
-            return self._foreign_value(node.value)
-        if isinstance(node, ast.Attribute):
-            if is_self_attr(node) and self.class_foreign:
-                return node.attr in self.class_foreign[-1]
-            return self._foreign_value(node.value)
-        if not isinstance(node, ast.Call):
-            return False
-        func = node.func
-        builtin = isinstance(func, ast.Name) and self.scope.lookup_alias(func.id) is None
-        if builtin and func.id in BUILTIN_RESULTS:  # type: ignore[attr-defined]
-            return True
-        dotted = self.dotted(func)
-        if dotted is not None:
-            return dotted.split(".", 1)[0] not in TRACKED_ROOTS
-        if isinstance(func, ast.Attribute):
-            if func.attr in ("numpy", "tolist", "item") and not self._foreign_value(func.value):
-                return True
-            return self._foreign_value(func.value)
-        return False
-
-    def visit_For(self, node: ast.For) -> None:
-        self.visit(node.iter)
-        self._bind_loop(node.target, node.iter)
-        for stmt in node.body + node.orelse:
-            self.visit(stmt)
-
-    def _bind_loop(self, target: ast.AST, iterable: ast.AST) -> None:
-        """``for t in x.unbind(0)`` / ``for t in tensor``: t is a tensor; over a literal, a
-        ``range`` or another library's value: not one. ``enumerate``/``zip``/``reversed``/
-        ``sorted``/``list``/``tuple`` pass their arguments' elements through."""
-        wrapper = iterable.func.id if is_builtin_call(iterable) else ""  # type: ignore[attr-defined]
-        args = getattr(iterable, "args", [])
-        elts = target.elts if isinstance(target, ast.Tuple) else []
-        if wrapper == "enumerate" and len(elts) == 2 and args:
-            self._bind(elts[0], False, False, None, True)
-            self._bind_loop(elts[1], args[0])
-        elif wrapper == "zip" and elts and len(elts) == len(args):
-            for elt, arg in zip(elts, args):
-                self._bind_loop(elt, arg)
-        elif wrapper in ("reversed", "sorted", "list", "tuple") and args:
-            self._bind_loop(target, args[0])
-        else:
-            tensor, foreign = self.is_tensor(iterable), self._foreign_value(iterable)
-            self._bind(target, tensor, False, None, foreign)
-
-    def _comprehension(self, node: Any, values: List[ast.AST]) -> None:
-        saved = (set(self.scope.tensors), set(self.scope.foreign), set(self.scope.bools))
-        for gen in node.generators:
-            self.visit(gen.iter)
-            self._bind_loop(gen.target, gen.iter)
-            for cond in gen.ifs:
-                self.visit(cond)
-        for value in values:
-            self.visit(value)
-        self.scope.tensors, self.scope.foreign, self.scope.bools = saved
-
-    def visit_ListComp(self, node: ast.ListComp) -> None:
-        self._comprehension(node, [node.elt])
-
-    def visit_SetComp(self, node: ast.SetComp) -> None:
-        self._comprehension(node, [node.elt])
-
-    def visit_GeneratorExp(self, node: ast.GeneratorExp) -> None:
-        self._comprehension(node, [node.elt])
-
-    def visit_DictComp(self, node: ast.DictComp) -> None:
-        self._comprehension(node, [node.key, node.value])
+            self._assign(t, node.value)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value is not None:
@@ -491,23 +282,13 @@ class _Visitor(ast.NodeVisitor):
                     )
         self.generic_visit(node)
 
-    def _plain_receiver(self, recv: ast.AST) -> bool:
-        """Not a module path (``np.sort``), an nn.Module instance, ``self`` or a literal."""
-        if self.dotted(recv) is not None or self._module_of_call(recv) is not None:
-            return False
-        if isinstance(recv, ast.Name) and recv.id in ("self", "cls"):
-            return False
-        if self._foreign_value(recv):
-            return False
-        return not isinstance(recv, (ast.Constant, ast.List, ast.Dict, ast.Tuple, ast.JoinedStr))
-
     def _method(self, node: ast.Call, func: ast.Attribute) -> None:
         meth = func.attr
         recv = func.value
-        if meth not in self.tensor_methods or not self._plain_receiver(recv):
+        if meth not in self.tensor_methods:
             return
-        known = self.is_tensor(recv)
-        if not known and meth not in self.by_name:
+        known = self.is_tensor(recv) and self._plain_receiver(recv, known=True)
+        if not known and (meth not in self.by_name or not self._plain_receiver(recv)):
             return
         args = call_args(node)
         api = f"torch.Tensor.{meth}"
@@ -549,19 +330,6 @@ class _Visitor(ast.NodeVisitor):
             self.risk("second-order-grad", node, api, "higher-order autograd function")
         if self.in_forward and api.startswith("torchvision.transforms"):
             self.risk("in-graph-data", node, api, "data transform inside forward")
-
-    def _dynamic_value(self, node: ast.AST) -> bool:
-        """A value that is a tensor or read from one (``.item()``, ``int(t)``)."""
-        if self.is_tensor(node):
-            return True
-        if isinstance(node, ast.Call):
-            if isinstance(node.func, ast.Attribute) and node.func.attr in ("item", "tolist"):
-                return self.is_tensor(node.func.value)
-            if isinstance(node.func, ast.Name) and node.func.id in ("int", "min", "max"):
-                return any(self._dynamic_value(a) for a in node.args)
-        if isinstance(node, ast.BinOp):
-            return self._dynamic_value(node.left) or self._dynamic_value(node.right)
-        return False
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
         if self.is_tensor(node.value):

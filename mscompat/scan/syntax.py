@@ -4,6 +4,7 @@ statements of a block, and the shapes of a few calls it recognises."""
 from __future__ import annotations
 
 import ast
+import re
 from typing import Any, Dict, FrozenSet, Iterator, List, Optional
 
 __all__ = [
@@ -15,6 +16,7 @@ __all__ = [
     "is_builtin_call",
     "is_self_attr",
     "literal",
+    "param_types",
     "statements",
     "truthy",
 ]
@@ -124,3 +126,23 @@ def imports(tree: ast.Module, roots: FrozenSet[str]) -> bool:
 def is_builtin_call(node: ast.AST) -> bool:
     """A call of a plain name (``enumerate(...)``, ``zip(...)``)."""
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+
+
+_DOC_PARAM = re.compile(r"^\s*\**(\w+)\s*\(([^)]*)\)\s*:", re.M)
+
+
+def param_types(docstring: str) -> Dict[str, str]:
+    r"""``{parameter: "tensor" | "library"}`` from a Google-style docstring's ``Args:``
+    (``tp (np.ndarray): ...`` -> library, ``x (torch.Tensor): ...`` -> tensor).
+
+    Example:
+        >>> param_types("Args:\n    tp (np.ndarray): hits.\n    x (Tensor): boxes.\n")
+        {'tp': 'library', 'x': 'tensor'}
+    """
+    out: Dict[str, str] = {}
+    for name, kind in _DOC_PARAM.findall(docstring):
+        if re.search(r"\b(np|numpy)\b|ndarray", kind):
+            out[name] = "library"
+        elif re.search(r"\bTensor\b", kind):
+            out[name] = "tensor"
+    return out
