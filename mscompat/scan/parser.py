@@ -41,6 +41,7 @@ from mscompat.scan.apis import (
 from mscompat.scan.findings import CallSite, FileScan, Risk
 from mscompat.scan.receivers import ReceiverInference, Scope
 from mscompat.scan.syntax import (
+    CONTAINER_METHODS,
     arg_node,
     call_args,
     imports,
@@ -205,8 +206,11 @@ class _Visitor(ReceiverInference, ast.NodeVisitor):
             if kind == "library":  # np.ndarray by annotation or docstring
                 self.scope.library.add(a.arg)
                 self.scope.foreign.add(a.arg)
-            elif annotated or kind == "tensor" or (is_forward and k > 0 and ann is None):
+            elif annotated or kind == "tensor":
                 self.scope.tensors.add(a.arg)
+            elif is_forward and k > 0 and ann is None:
+                self.scope.tensors.add(a.arg)
+                self.scope.weak.add(a.arg)  # a forward() input may also be a dict or a list
         if is_forward:
             self.in_forward += 1
         for stmt in node.body:
@@ -288,6 +292,8 @@ class _Visitor(ReceiverInference, ast.NodeVisitor):
         if meth not in self.tensor_methods:
             return
         known = self.is_tensor(recv) and self._plain_receiver(recv, known=True)
+        if known and meth in CONTAINER_METHODS and isinstance(recv, ast.Name):
+            known = recv.id not in self.scope.weak  # outputs.values() of a dict input
         if not known and (meth not in self.by_name or not self._plain_receiver(recv)):
             return
         args = call_args(node)

@@ -32,6 +32,7 @@ class Scope:
         self.bools: Set[str] = set()
         self.modules: Dict[str, Tuple[str, Dict[str, Any]]] = {}  # name -> (api, ctor args)
         self.foreign: Set[str] = set()  # names bound to values that are not tensors
+        self.weak: Set[str] = set()  # forward() inputs: tensors, unless used as containers
         self.library: Set[str] = set()  # ... of a non-tensor library (their elements are not)
 
     def is_library(self, name: str) -> bool:

@@ -9,6 +9,7 @@ from typing import Any, Dict, FrozenSet, Iterator, List, Optional
 
 __all__ = [
     "BUILTIN_RESULTS",
+    "CONTAINER_METHODS",
     "arg_node",
     "call_args",
     "imports",
@@ -27,6 +28,12 @@ BUILTIN_RESULTS = frozenset(
      "repr", "format", "sorted", "enumerate", "zip", "isinstance", "hasattr", "getattr", "type",
      "id", "hash", "print", "input", "frozenset", "bytes", "iter", "vars", "dir", "ord", "chr"}
 )  # fmt: skip
+
+
+#: Methods of Python's containers and strings (``values``, ``index``, ``count``...).
+CONTAINER_METHODS = frozenset(
+    n for c in (dict, list, tuple, set, str) for n in dir(c) if not n.startswith("_")
+)
 
 
 def literal(node: ast.AST) -> Any:
