@@ -24,6 +24,12 @@ Example:
 # the op database's torch_apis, by the rules of mscompat/_namespaces.py
 from typing import List
 
+from mscompat.indexing.selection import argwhere as argwhere
+from mscompat.indexing.selection import masked_select as masked_select
+from mscompat.indexing.selection import nonzero as nonzero
+from mscompat.indexing.selection import nonzero_static as nonzero_static
+from mscompat.indexing.unique import unique as unique
+from mscompat.indexing.unique import unique_consecutive as unique_consecutive
 from mscompat.shape.adaptive_pool import adaptive_avg_pool1d as adaptive_avg_pool1d
 from mscompat.shape.cumulative import cummax as cummax
 from mscompat.shape.cumulative import cummin as cummin
@@ -44,8 +50,9 @@ from mscompat.shape.sort import topk as topk
 
 # fmt: off
 __all__: List[str] = [
-    "adaptive_avg_pool1d", "argsort", "cummax", "cummin", "flatten", "kthvalue", "max_pool1d",
-    "max_pool2d", "max_pool3d", "median", "mode", "msort", "sort", "squeeze", "topk", "unflatten",
+    "adaptive_avg_pool1d", "argsort", "argwhere", "cummax", "cummin", "flatten", "kthvalue",
+    "masked_select", "max_pool1d", "max_pool2d", "max_pool3d", "median", "mode", "msort", "nonzero",
+    "nonzero_static", "sort", "squeeze", "topk", "unflatten", "unique", "unique_consecutive",
     "unsqueeze",
 ]
 # fmt: on

@@ -9,5 +9,18 @@ variant with a static output shape for use inside ``ms.jit``.
 # the __all__ of each public module of this package
 from typing import List
 
-__all__: List[str] = []
+from mscompat.indexing.selection import argwhere as argwhere
+from mscompat.indexing.selection import masked_select as masked_select
+from mscompat.indexing.selection import nonzero as nonzero
+from mscompat.indexing.selection import nonzero_static as nonzero_static
+from mscompat.indexing.selection import topk_mask as topk_mask
+from mscompat.indexing.unique import unique as unique
+from mscompat.indexing.unique import unique_consecutive as unique_consecutive
+
+# fmt: off
+__all__: List[str] = [
+    "argwhere", "masked_select", "nonzero", "nonzero_static", "topk_mask", "unique",
+    "unique_consecutive",
+]
+# fmt: on
 # END GENERATED

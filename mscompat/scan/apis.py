@@ -96,7 +96,7 @@ STATIC_VARIANTS = {
     "torchvision.ops.batched_nms": _NMS,
     "mmcv.ops.nms": _NMS,
     "mmcv.ops.batched_nms": _NMS,
-    "topk": "a fixed k, or mscompat.tensor.topk_mask(input, k, dim) (a mask, static shape)",
+    "topk": "a fixed k, or mscompat.indexing.topk_mask(input, k, dim) (a mask, static shape)",
     "boolean mask indexing": (
         "mscompat.tensor.masked_select(x, mask, size=K), or keep the shape: "
         "ops.where(mask, x, 0) / x * mask"
