@@ -34,6 +34,7 @@ from mindspore.ops import constexpr
 from mscompat._checks import check_int, check_tensor
 from mscompat.custom_ops.aot import FLOATS, Entry, KernelLibrary, expect
 from mscompat.custom_ops.registry import call, device_target, register
+from mscompat.shape import argsort
 
 __all__ = ["batched_nms", "nms"]
 
@@ -158,12 +159,12 @@ def _sweep(order: Tensor, above: Tensor) -> Tuple[Tensor, Tensor]:
     later = ops.triu(ops.ones((n, n), ms.float32), 1)
     weights = ops.where(above, later, ops.zeros_like(later))
     keep = ops.ones((1, n), ms.float32)
-    changed = Tensor(True)
-    while changed:
+    changed = Tensor(1.0, ms.float32)
+    while changed > 0:
         # box j is kept when no kept box before it suppresses it; every iteration fixes at
         # least one more box in order, and a fixed point is the sweep's result
         new = (ops.matmul(keep, weights) < 0.5).astype(ms.float32)
-        changed = (new != keep).any()
+        changed = ops.abs(new - keep).sum()
         keep = new
     kept = keep.reshape(-1) > 0.5
     # kept boxes first, in order: sort on distinct keys (exact in float32 below 2**23 boxes)
@@ -177,8 +178,6 @@ def _sweep(order: Tensor, above: Tensor) -> Tuple[Tensor, Tensor]:
 
 
 def _stable_order(scores: Tensor) -> Tensor:
-    from mscompat.shape import argsort
-
     return argsort(scores, 0, True, True)
 
 
