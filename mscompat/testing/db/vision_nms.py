@@ -14,6 +14,7 @@ from typing import Any, Iterator, List, Optional
 
 import numpy as np
 
+from mscompat.testing.db._common import every_dtype_first
 from mscompat.testing.opinfo import ErrorInput, OpInfo, ReferenceInput, SampleInput
 from mscompat.vision.nms import batched_nms, nms
 
@@ -117,43 +118,40 @@ def _at_threshold(dtype: str) -> np.ndarray:
 
 
 def nms_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
-    b = _boxes(rng, 60, dtype)
-    yield SampleInput((b, rng.random(60).astype(dtype), 0.5), name="60 boxes")
-    yield SampleInput((b, _ties(rng, 60, dtype), 0.3), name="tied scores")
     exact = _at_threshold(dtype)
     yield SampleInput((exact, _ties(rng, len(exact), dtype, 2), 0.5), name="IoU exactly 0.5")
     yield SampleInput(
         (exact, rng.random(len(exact)).astype(dtype), 0.5), {"max_output": 5}, name="static 5"
     )
-    if dtype == "float32":
-        same = np.repeat(_boxes(rng, 1, dtype), 20, 0)
-        yield SampleInput((same, _ties(rng, 20, dtype), 0.5), name="identical boxes")
-        flat = _boxes(rng, 30, dtype)
-        flat[::2, 2] = flat[::2, 0]
-        yield SampleInput((flat, rng.random(30).astype(dtype), 0.0), name="zero-area, thr 0")
-        huge = _boxes(rng, 30, dtype, scale=1e30)
-        yield SampleInput((huge, rng.random(30).astype(dtype), 0.5), name="huge boxes")
-        yield SampleInput((b[:1], np.ones(1, dtype), 0.5), name="1 box")
-        yield SampleInput((b[:0], np.ones(0, dtype), 0.5), name="0 boxes")
-        yield SampleInput((b[:0], np.ones(0, dtype), 0.5), {"max_output": 3}, name="0 boxes, K")
-        yield SampleInput(
-            (b, _ties(rng, 60, dtype), 0.5), {"max_output": 100}, name="static K > N"
-        )
+    b = _boxes(rng, 60, dtype)
+    yield SampleInput((b, rng.random(60).astype(dtype), 0.5), name="60 boxes")
+    yield SampleInput((b, _ties(rng, 60, dtype), 0.3), name="tied scores")
+    yield SampleInput((exact, _ties(rng, len(exact), dtype, 2), 1 / 3), name="IoU exactly 1/3")
+    same = np.repeat(_boxes(rng, 1, dtype), 20, 0)
+    yield SampleInput((same, _ties(rng, 20, dtype), 0.5), name="identical boxes")
+    flat = _boxes(rng, 30, dtype)
+    flat[::2, 2] = flat[::2, 0]
+    yield SampleInput((flat, rng.random(30).astype(dtype), 0.0), name="zero-area, thr 0")
+    huge = _boxes(rng, 30, dtype, scale=1e30)
+    yield SampleInput((huge, rng.random(30).astype(dtype), 0.5), name="huge boxes")
+    yield SampleInput((b[:1], np.ones(1, dtype), 0.5), name="1 box")
+    yield SampleInput((b[:0], np.ones(0, dtype), 0.5), name="0 boxes")
+    yield SampleInput((b[:0], np.ones(0, dtype), 0.5), {"max_output": 3}, name="0 boxes, K")
+    yield SampleInput((b, _ties(rng, 60, dtype), 0.5), {"max_output": 100}, name="static K > N")
 
 
 def batched_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
     b = _boxes(rng, 60, dtype)
     idxs = rng.integers(0, 4, 60)
-    yield SampleInput((b, rng.random(60).astype(dtype), idxs, 0.5), name="60 boxes, 4 classes")
     yield SampleInput((b - 50, _ties(rng, 60, dtype), idxs, 0.3), name="negative, ties")
     yield SampleInput(
         (b, rng.random(60).astype(dtype), idxs.astype(np.int32), 0.5),
         {"max_output": 7},
         name="static 7, int32 idxs",
     )
-    if dtype == "float32":
-        yield SampleInput((b[:0], np.ones(0, dtype), idxs[:0], 0.5), name="0 boxes")
-        yield SampleInput((b[:1], np.ones(1, dtype), idxs[:1], 0.5), name="1 box")
+    yield SampleInput((b, rng.random(60).astype(dtype), idxs, 0.5), name="60 boxes, 4 classes")
+    yield SampleInput((b[:0], np.ones(0, dtype), idxs[:0], 0.5), name="0 boxes")
+    yield SampleInput((b[:1], np.ones(1, dtype), idxs[:1], 0.5), name="1 box")
 
 
 def _big(rng: np.random.Generator, n: int, dtype: str) -> np.ndarray:
@@ -238,6 +236,10 @@ def _bench_batched() -> SampleInput:
     return SampleInput((b, s, rng.integers(0, 80, 5000), 0.5), name="5000 boxes, 80 classes")
 
 
+#: The composite (the reference backend, not chosen on CPU) runs the float64 samples and its
+#: references: each of its graphs (a while loop) takes seconds to compile (the suite's budget).
+_COMPOSITE_DTYPES = {"composite": ("float64",)}
+
 OPS: List[OpInfo] = [
     OpInfo(
         name="vision.nms",
@@ -245,12 +247,13 @@ OPS: List[OpInfo] = [
         ref=nms_ref,
         mirrors="torchvision.ops.nms",
         torch_apis=("torchvision.ops.nms",),
-        sample_inputs=nms_samples,
+        sample_inputs=every_dtype_first(nms_samples, keep=2),
         error_inputs=nms_errors,
         dtypes=DTYPES,
         grad_argnums=(),
         dispatch_op="vision.nms",
         bench_input=_bench_nms,
+        backend_dtypes=_COMPOSITE_DTYPES,
         references=nms_references,
     ),
     OpInfo(
@@ -259,12 +262,13 @@ OPS: List[OpInfo] = [
         ref=batched_nms_ref,
         mirrors="torchvision.ops.batched_nms",
         torch_apis=("torchvision.ops.batched_nms",),
-        sample_inputs=batched_samples,
+        sample_inputs=every_dtype_first(batched_samples, keep=2),
         error_inputs=batched_errors,
         dtypes=DTYPES,
         grad_argnums=(),
         dispatch_op="vision.batched_nms",
         bench_input=_bench_batched,
+        backend_dtypes=_COMPOSITE_DTYPES,
         references=batched_references,
     ),
 ]
