@@ -11,8 +11,10 @@ PyTorch's default (unstable) sort, whose order of equal scores is libstdc++'s ``
 
 Dispatched (``vision.nms``, ``vision.batched_nms``):
 
-* ``aot`` (CPU): ``custom_ops/cpu/nms_kernel.cc``: torchvision's sort and arithmetic, blocked so
-  the IoU pass is branch-free, vectorised and threaded; float32/float64.
+* ``aot``: ``custom_ops/cpu/nms_kernel.cc``: torchvision's sort and arithmetic, blocked so the
+  IoU pass is branch-free, vectorised and threaded; float32/float64. On GPU
+  ``custom_ops/cuda/nms_kernel.cu`` (a suppression bitmask, as torchvision's CUDA kernel, with
+  the CPU's order and arithmetic; built where nvcc is found, not yet run on a GPU).
 * ``composite``: MindSpore ops: the IoU matrix, then the suppression as a fixed point
   (``keep[j] = no kept i before j with IoU > threshold``, iterated until it stops changing, which
   is the sequential sweep's result). Exact, except the order of equal scores among the kept
@@ -97,6 +99,9 @@ LIBRARY = KernelLibrary(
     _self_check,
 )
 KERNELS = LIBRARY.kernels
+#: The CUDA kernels (cuda/nms_kernel.cu) have not run on a GPU yet: the probe's self-check
+#: decides there, and a failure leaves the composite.
+_DEVICES = ("CPU", "GPU")
 
 
 def _kernel_dtypes(boxes: Any, *_: Any) -> Optional[str]:
@@ -111,13 +116,13 @@ def _shifted(boxes: Tensor, idxs: Tensor) -> Tensor:
     return boxes + offsets.reshape((-1, 1))
 
 
-@LIBRARY.backend(_OPS[0], "C++: torchvision's sort and sweep, blocked", _kernel_dtypes)
+@LIBRARY.backend(_OPS[0], "torchvision's sort and sweep, blocked", _kernel_dtypes, _DEVICES)
 def _nms_aot(boxes: Tensor, scores: Tensor, threshold: float) -> Tuple[Tensor, Tensor]:
     p = Tensor(_threshold_bits(threshold), ms.int64)
     return KERNELS[device_target()]["Nms"](boxes, scores, p)
 
 
-@LIBRARY.backend(_OPS[1], "C++: torchvision's two CPU paths", _kernel_dtypes)
+@LIBRARY.backend(_OPS[1], "torchvision's two CPU paths", _kernel_dtypes, _DEVICES)
 def _batched_aot(
     boxes: Tensor, scores: Tensor, idxs: Tensor, threshold: float, per_class: bool
 ) -> Tuple[Tensor, Tensor]:
