@@ -1,13 +1,14 @@
 """Non-maximum suppression, as ``torchvision.ops.nms`` and ``torchvision.ops.batched_nms``.
 
 The kept indices are torchvision's (CPU), ties included: torchvision orders the boxes by
-descending score with a stable sort (equal scores by position, NaN first), keeps each box not yet suppressed and suppresses every later box whose IoU with it is
-``> iou_threshold`` (the float IoU compared with the double threshold, so IoU exactly at the
-threshold is kept). ``batched_nms`` follows torchvision's two CPU paths: up to 1,000 boxes it
-runs ``nms`` on boxes shifted per class (``boxes + idxs * (boxes.max() + 1)``, rounded as
-torchvision rounds them, which can change an IoU in the last bit and lets classes touch when
-coordinates are negative), above it NMS per class, then the kept indices sorted by score with
-PyTorch's default (unstable) sort, whose order of equal scores is libstdc++'s ``std::sort``'s.
+descending score with a stable sort (equal scores by position, NaN first), keeps each box not
+yet suppressed and suppresses every later box whose IoU with it is ``> iou_threshold`` (the
+float IoU compared with the double threshold, so IoU exactly at the threshold is kept).
+``batched_nms`` follows torchvision's two CPU paths: up to 1,000 boxes it runs ``nms`` on boxes
+shifted per class (``boxes + idxs * (boxes.max() + 1)``, rounded as torchvision rounds them,
+which can change an IoU in the last bit and lets classes touch when coordinates are negative),
+above it NMS per class, then the kept indices sorted by score with PyTorch's default (unstable)
+sort, whose order of equal scores is libstdc++'s ``std::sort``'s.
 
 Dispatched (``vision.nms``, ``vision.batched_nms``):
 
@@ -280,8 +281,8 @@ def nms(
         > \\text{iou\\_threshold}.
 
     IoU exactly at the threshold does not suppress; equal scores are taken in order of
-    position (torchvision's stable sort; NaN scores first). Any number of boxes; float32 and float64 (torchvision's
-    CPU kernel has no float16: cast first).
+    position (torchvision's stable sort; NaN scores first). Any number of boxes; float32 and
+    float64 (torchvision's CPU kernel has no float16: cast first).
 
     Graph mode: without ``max_output`` the result has a data-dependent length (MindSpore's
     dynamic shape, which ``ms.jit`` compiles on CPU); with ``max_output=K`` the shapes are
@@ -337,7 +338,8 @@ def batched_nms(
     up to 1,000 boxes, :func:`nms` of the boxes shifted by ``idxs * (boxes.max() + 1)``
     (rounded in ``boxes``' dtype as torchvision rounds them; with negative coordinates classes
     may then overlap, as in torchvision); above, NMS per category and the kept indices sorted by
-    score with PyTorch's unstable sort (equal scores in its order, not by position). ``max_output`` as in :func:`nms`.
+    score with PyTorch's unstable sort (equal scores in its order, not by position).
+    ``max_output`` as in :func:`nms`.
 
     Args:
         boxes (Tensor[N, 4]): ``(x1, y1, x2, y2)`` boxes, float32 or float64.
@@ -376,5 +378,7 @@ def batched_nms(
     if boxes.shape[0] == 0:
         return _empty(k)
     per_class = boxes.shape[0] * 4 > _VANILLA_NUMEL
-    keep, count = call("vision.batched_nms", boxes, scores, idxs.astype(ms.int64), threshold, per_class)
+    keep, count = call(
+        "vision.batched_nms", boxes, scores, idxs.astype(ms.int64), threshold, per_class
+    )
     return _finish(keep, count, k)
