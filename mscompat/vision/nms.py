@@ -63,7 +63,8 @@ def _threshold_in(threshold: float, dtype: Any) -> float:
     double)."""
     if dtype != ms.float32 or np.isnan(threshold):
         return float(threshold)
-    f = np.float32(threshold)
+    with np.errstate(over="ignore"):  # beyond float32's range: inf, stepped down below
+        f = np.float32(threshold)
     if float(f) > threshold:
         f = np.nextafter(f, np.float32(-np.inf))
     return float(f)
