@@ -379,7 +379,7 @@ def batched_nms(
     if boxes.shape[0] == 0:
         return _empty(k)
     per_class = boxes.shape[0] * 4 > _VANILLA_NUMEL
-    keep, count = call(
-        "vision.batched_nms", boxes, scores, idxs.astype(ms.int64), threshold, per_class
-    )
+    if idxs.dtype != ms.int64:
+        idxs = idxs.astype(ms.int64)
+    keep, count = call("vision.batched_nms", boxes, scores, idxs, threshold, per_class)
     return _finish(keep, count, k)
