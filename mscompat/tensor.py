@@ -24,6 +24,7 @@ Example:
 # the op database's torch_apis, by the rules of mscompat/_namespaces.py
 from typing import List
 
+from mscompat.indexing.gather import take_along_dim as take_along_dim
 from mscompat.indexing.selection import argwhere as argwhere
 from mscompat.indexing.selection import masked_select as masked_select
 from mscompat.indexing.selection import nonzero as nonzero
@@ -40,6 +41,7 @@ from mscompat.shape.reshape import flatten as flatten
 from mscompat.shape.reshape import squeeze as squeeze
 from mscompat.shape.reshape import unflatten as unflatten
 from mscompat.shape.reshape import unsqueeze as unsqueeze
+from mscompat.shape.roll import roll as roll
 from mscompat.shape.sort import argsort as argsort
 from mscompat.shape.sort import kthvalue as kthvalue
 from mscompat.shape.sort import median as median
@@ -52,8 +54,8 @@ from mscompat.shape.sort import topk as topk
 __all__: List[str] = [
     "adaptive_avg_pool1d", "argsort", "argwhere", "cummax", "cummin", "flatten", "kthvalue",
     "masked_select", "max_pool1d", "max_pool2d", "max_pool3d", "median", "mode", "msort", "nonzero",
-    "nonzero_static", "sort", "squeeze", "topk", "unflatten", "unique", "unique_consecutive",
-    "unsqueeze",
+    "nonzero_static", "roll", "sort", "squeeze", "take_along_dim", "topk", "unflatten", "unique",
+    "unique_consecutive", "unsqueeze",
 ]
 # fmt: on
 # END GENERATED

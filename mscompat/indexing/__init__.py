@@ -9,6 +9,8 @@ variant with a static output shape for use inside ``ms.jit``.
 # the __all__ of each public module of this package
 from typing import List
 
+from mscompat.indexing.gather import one_hot as one_hot
+from mscompat.indexing.gather import take_along_dim as take_along_dim
 from mscompat.indexing.selection import argwhere as argwhere
 from mscompat.indexing.selection import masked_select as masked_select
 from mscompat.indexing.selection import nonzero as nonzero
@@ -19,8 +21,8 @@ from mscompat.indexing.unique import unique_consecutive as unique_consecutive
 
 # fmt: off
 __all__: List[str] = [
-    "argwhere", "masked_select", "nonzero", "nonzero_static", "topk_mask", "unique",
-    "unique_consecutive",
+    "argwhere", "masked_select", "nonzero", "nonzero_static", "one_hot", "take_along_dim",
+    "topk_mask", "unique", "unique_consecutive",
 ]
 # fmt: on
 # END GENERATED

@@ -48,6 +48,7 @@ from mscompat.shape.reshape import flatten as flatten
 from mscompat.shape.reshape import squeeze as squeeze
 from mscompat.shape.reshape import unflatten as unflatten
 from mscompat.shape.reshape import unsqueeze as unsqueeze
+from mscompat.shape.roll import roll as roll
 from mscompat.shape.sort import argsort as argsort
 from mscompat.shape.sort import kthvalue as kthvalue
 from mscompat.shape.sort import median as median
@@ -65,8 +66,8 @@ __all__: List[str] = [
     "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
     "argsort", "cummax", "cummin", "flatten", "fold", "grid_sample", "interpolate", "kthvalue",
     "max_pool1d", "max_pool2d", "max_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d",
-    "median", "mode", "msort", "sort", "squeeze", "topk", "unflatten", "unfold", "unsqueeze",
-    "upsample", "upsample_bilinear", "upsample_nearest",
+    "median", "mode", "msort", "roll", "sort", "squeeze", "topk", "unflatten", "unfold",
+    "unsqueeze", "upsample", "upsample_bilinear", "upsample_nearest",
 ]
 # fmt: on
 # END GENERATED
