@@ -342,6 +342,18 @@ def _torch_name(name: str) -> str:
     return ""
 
 
+def _working_counterpart(knowledge: Knowledge, torch_api: str, backend: str, not_this: str) -> str:
+    """A MindSpore callable measured to run ``torch_api`` correctly on ``backend``, if any."""
+    entry = knowledge.apis.get(torch_api)
+    if not entry:
+        return ""
+    for var in entry["variants"].values():
+        rec = var.get(backend)
+        if rec and rec.get("status") == "OK" and rec.get("counterpart") != not_this:
+            return str(rec.get("counterpart", ""))
+    return ""
+
+
 def decide_mindspore(
     api: str, backend: str, knowledge: Knowledge, drop_ins: Dict[str, List[MscompatEntry]]
 ) -> Verdict:
@@ -364,6 +376,13 @@ def decide_mindspore(
                 alternative=line, measured_on=[backend],
             )  # fmt: skip
         if status in _FAILS:
+            working = _working_counterpart(knowledge, torch_api, backend, key)
+            if not line and working:  # another MindSpore callable runs it here
+                return Verdict(
+                    api, "differs", _qualify(working),
+                    f"{key}: {what} ({backend}, measured); {_qualify(working)} runs "
+                    f"{torch_api} there (measured)", status, measured_on=[backend],
+                )  # fmt: skip
             return Verdict(
                 api, "mscompat" if line else "missing", line,
                 f"{key}: {what} ({backend}, measured){instead}", status, measured_on=[backend],
