@@ -7,5 +7,11 @@ transposed convolution and pooling.
 # the __all__ of each public module of this package
 from typing import List
 
-__all__: List[str] = []
+from mscompat.layers.attention import scaled_dot_product_attention as scaled_dot_product_attention
+
+# fmt: off
+__all__: List[str] = [
+    "scaled_dot_product_attention",
+]
+# fmt: on
 # END GENERATED

@@ -25,6 +25,7 @@ Example:
 # the op database's torch_apis, by the rules of mscompat/_namespaces.py
 from typing import List
 
+from mscompat.layers.attention import scaled_dot_product_attention as scaled_dot_product_attention
 from mscompat.shape.adaptive_pool import adaptive_avg_pool1d as adaptive_avg_pool1d
 from mscompat.shape.adaptive_pool import adaptive_avg_pool2d as adaptive_avg_pool2d
 from mscompat.shape.adaptive_pool import adaptive_avg_pool3d as adaptive_avg_pool3d
@@ -50,7 +51,7 @@ __all__: List[str] = [
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
     "adaptive_max_pool2d", "adaptive_max_pool3d", "fold", "grid_sample", "interpolate",
     "max_pool1d", "max_pool2d", "max_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d",
-    "unfold", "upsample", "upsample_bilinear", "upsample_nearest",
+    "scaled_dot_product_attention", "unfold", "upsample", "upsample_bilinear", "upsample_nearest",
 ]
 # fmt: on
 # END GENERATED

@@ -1,0 +1,132 @@
+"""Op database entries for attention (``mscompat.layers.attention``)."""
+
+from __future__ import annotations
+
+from typing import Iterator, List
+
+import numpy as np
+
+from mscompat.layers import scaled_dot_product_attention
+from mscompat.testing.db._common import every_dtype_first, normal, torch_ref
+from mscompat.testing.opinfo import (
+    ErrorInput,
+    OpInfo,
+    ReferenceInput,
+    SampleInput,
+    ToleranceOverride,
+    TorchOpInfo,
+)
+from mscompat.testing.tolerances import Tolerance
+
+
+def _qkv(rng: np.random.Generator, dtype: str, q: tuple, k: tuple, ev: int) -> tuple:
+    v = k[:-1] + (ev,)
+    return normal(rng, q, dtype), normal(rng, k, dtype), normal(rng, v, dtype)
+
+
+def _sdpa_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    q, k, v = _qkv(rng, dtype, (2, 3, 5, 8), (2, 3, 7, 8), 4)
+    mask = rng.random((5, 7)) > 0.4
+    mask[2] = False  # a fully masked query row: zeros, as PyTorch's CPU kernels
+    yield SampleInput((q, k, v), {"attn_mask": mask}, name="bool mask, one row fully masked")
+    yield SampleInput((q, k, v), {"is_causal": True, "scale": 0.3}, name="causal, scale")
+    yield SampleInput((q, k, v), name="(2, 3, 5, 8) x (2, 3, 7, 8) -> Ev=4")
+    fmask = np.where(rng.random((2, 1, 5, 7)) > 0.3, normal(rng, (2, 1, 5, 7), dtype), -np.inf)
+    fmask[1, 0, 4] = -np.inf
+    yield SampleInput((q, k, v), {"attn_mask": fmask.astype(dtype)}, name="float -inf mask")
+    # PyTorch's causal mask is top-left aligned: with L > S the later rows see every key.
+    yield SampleInput(_qkv(rng, dtype, (9, 3), (4, 3), 2), {"is_causal": True}, name="2-D L>S")
+    gq, gk, gv = _qkv(rng, dtype, (1, 4, 3, 4), (1, 2, 6, 4), 5)
+    yield SampleInput((gq, gk, gv), {"enable_gqa": True}, name="GQA 4 query heads, 2 kv heads")
+    # batch dims broadcast: key/value shared across the batch of queries
+    yield SampleInput(_qkv(rng, dtype, (3, 2, 4, 4), (1, 2, 5, 4), 3), name="broadcast batch")
+    tq = normal(rng, (2, 8, 6), dtype).transpose(0, 2, 1)  # non-contiguous: (2, 6, 8)
+    tk = normal(rng, (2, 8, 5), dtype).transpose(0, 2, 1)
+    yield SampleInput((tq, tk, normal(rng, (2, 5, 3), dtype)), name="transposed q, k")
+    yield SampleInput(_qkv(rng, dtype, (0, 2, 3, 4), (0, 2, 5, 4), 3), name="empty batch")
+    yield SampleInput(_qkv(rng, dtype, (2, 3, 4), (2, 0, 4), 3), name="no keys (S=0): zeros")
+
+
+def _sdpa_references() -> Iterator[ReferenceInput]:
+    """NaN in a float mask gives a NaN row (PyTorch's CPU kernel); a long query processed in
+    blocks of rows (SCORE_BLOCK) gives the one-block result."""
+    rng = np.random.default_rng(3)
+    q, k, v = _qkv(rng, "float64", (1, 2, 4, 4), (1, 2, 6, 4), 3)
+    mask = normal(rng, (4, 6), "float64")
+    mask[1, 2] = np.nan
+    mask[3] = -np.inf
+    tol = {"output[0]": Tolerance(1e-12, 1e-12), "grad[arg 0]": Tolerance(1e-12, 1e-12)}
+    yield ReferenceInput(
+        SampleInput((q, k, v), {"attn_mask": mask}, name="NaN and -inf rows"),
+        modes=("pynative", "graph"),
+        tolerances=tol,
+    )
+
+
+def _sdpa_errors() -> Iterator[ErrorInput]:
+    q = np.zeros((2, 3, 4), np.float32)
+    k = np.zeros((2, 5, 4), np.float32)
+    yield ErrorInput(SampleInput((q.tolist(), k, k)), TypeError, "query must be a mindspore")
+    yield ErrorInput(
+        SampleInput((q, k.astype(np.float64), k)), TypeError, "query, key and value must have"
+    )
+    yield ErrorInput(
+        SampleInput((q.astype(np.int32), k, k)), TypeError, "query must be a floating-point"
+    )
+    yield ErrorInput(SampleInput((q, k[..., :3], k)), ValueError, r"key.shape\[-1\] must equal")
+    yield ErrorInput(SampleInput((q, k, k[:, :4])), ValueError, r"value.shape\[-2\] must equal")
+    yield ErrorInput(SampleInput((q[0, 0], k, k)), ValueError, "query must have at least 2")
+    yield ErrorInput(
+        SampleInput((q, k, k), {"attn_mask": np.zeros((3, 4), np.bool_)}),
+        ValueError,
+        "attn_mask of shape",
+    )
+    yield ErrorInput(
+        SampleInput((q, k, k), {"attn_mask": np.zeros((3, 5), np.int64)}),
+        TypeError,
+        "attn_mask must be bool, float32",
+    )
+    yield ErrorInput(
+        SampleInput((q, k, k), {"attn_mask": np.zeros((3, 5), np.bool_), "is_causal": True}),
+        ValueError,
+        "attn_mask and is_causal",
+    )
+    yield ErrorInput(SampleInput((q, k, k), {"dropout_p": 1.5}), ValueError, "dropout_p must be")
+    yield ErrorInput(SampleInput((q, k, k), {"is_causal": 1}), TypeError, "is_causal must be")
+    yield ErrorInput(
+        SampleInput((np.zeros((1, 3, 2, 4), np.float32),) + (np.zeros((1, 2, 5, 4), "f4"),) * 2,
+                    {"enable_gqa": True}),
+        ValueError,
+        "with enable_gqa",
+    )
+    yield ErrorInput(
+        SampleInput((np.zeros((2, 3, 4), "f4"), np.zeros((3, 5, 4), "f4"), np.zeros((3, 5, 4), "f4"))),
+        ValueError,
+        "do not broadcast",
+    )
+
+
+def _sdpa_bench() -> SampleInput:
+    rng = np.random.default_rng(0)
+    q, k, v = _qkv(rng, "float32", (8, 8, 512, 64), (8, 8, 512, 64), 64)
+    return SampleInput((q, k, v), name="B=8 H=8 L=S=512 D=64 float32")
+
+
+_F16 = "float16 is computed in float32 and rounded once, as PyTorch's CPU kernels; the two "
+
+OPS: List[OpInfo] = [
+    OpInfo(
+        name="layers.scaled_dot_product_attention",
+        op=scaled_dot_product_attention,
+        ref=torch_ref("torch.nn.functional.scaled_dot_product_attention"),
+        mirrors="torch.nn.functional.scaled_dot_product_attention",
+        torch_apis=("torch.nn.functional.scaled_dot_product_attention",),
+        sample_inputs=every_dtype_first(_sdpa_samples, keep=4),
+        error_inputs=_sdpa_errors,
+        grad_argnums=(0, 1, 2),
+        dispatch_op="layers.scaled_dot_product_attention",
+        bench_input=_sdpa_bench,
+        references=_sdpa_references,
+        torch_opinfo=(TorchOpInfo("nn.functional.scaled_dot_product_attention"),),
+    ),
+]
