@@ -220,6 +220,13 @@ def _rows(t: Optional[Tensor], start: int, stop: int) -> Optional[Tensor]:
     return t[..., start:stop, :]
 
 
+@constexpr
+def _scalar(value: float, dtype: Any) -> Tensor:
+    """``value`` as a 0-d constant of ``dtype`` (under ``ms.jit`` a Python float multiplying
+    a float64 Tensor is rounded to float32 first)."""
+    return Tensor(np.array(value, np.float64), dtype)
+
+
 def _flat(t: Tensor, lead: Tuple[int, ...], dtype: Any, n: int) -> Tensor:
     """``t`` broadcast to ``lead + t.shape[-2:]`` as ``(n, rows, cols)`` in ``dtype`` (no copy
     where nothing changes)."""
@@ -253,7 +260,7 @@ def _sdpa_composite(
     q3 = _flat(q, lead, work, n)
     k3 = _flat(k, lead, work, n)
     v3 = _flat(v, lead, work, n)
-    q3 = q3 * scale
+    q3 = q3 * _scalar(scale, work)
     bias, keep = _mask_bias(mask, is_causal, length, source, work)
     rows = max(1, SCORE_BLOCK // max(1, n * source))
     rows = max(rows, -(-length // _MAX_BLOCKS))
