@@ -8,10 +8,14 @@ transposed convolution and pooling.
 from typing import List
 
 from mscompat.layers.attention import scaled_dot_product_attention as scaled_dot_product_attention
+from mscompat.layers.embedding import Embedding as Embedding
+from mscompat.layers.embedding import EmbeddingBag as EmbeddingBag
+from mscompat.layers.embedding import embedding as embedding
+from mscompat.layers.embedding import embedding_bag as embedding_bag
 
 # fmt: off
 __all__: List[str] = [
-    "scaled_dot_product_attention",
+    "Embedding", "EmbeddingBag", "embedding", "embedding_bag", "scaled_dot_product_attention",
 ]
 # fmt: on
 # END GENERATED

@@ -23,6 +23,8 @@ Example:
 # the op database's torch_apis, by the rules of mscompat/_namespaces.py
 from typing import List
 
+from mscompat.layers.embedding import Embedding as Embedding
+from mscompat.layers.embedding import EmbeddingBag as EmbeddingBag
 # mscompat.nn.functional is reachable from mscompat.nn as torch.nn.functional is
 from mscompat.nn import functional as functional
 from mscompat.shape.adaptive_pool import AdaptiveAvgPool1d as AdaptiveAvgPool1d
@@ -48,9 +50,9 @@ from mscompat.shape.reshape import Unflatten as Unflatten
 # fmt: off
 __all__: List[str] = [
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
-    "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "Flatten", "Fold", "MaxPool1d", "MaxPool2d",
-    "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "Unflatten", "Unfold", "Upsample",
-    "UpsamplingBilinear2d", "UpsamplingNearest2d",
+    "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "Embedding", "EmbeddingBag", "Flatten", "Fold",
+    "MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "Unflatten",
+    "Unfold", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d",
 ]
 # fmt: on
 # END GENERATED
