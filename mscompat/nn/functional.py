@@ -28,6 +28,9 @@ from typing import List
 from mscompat.layers.attention import scaled_dot_product_attention as scaled_dot_product_attention
 from mscompat.layers.embedding import embedding as embedding
 from mscompat.layers.embedding import embedding_bag as embedding_bag
+from mscompat.layers.normalization import instance_norm as instance_norm
+from mscompat.layers.normalization import local_response_norm as local_response_norm
+from mscompat.layers.normalization import rms_norm as rms_norm
 from mscompat.shape.adaptive_pool import adaptive_avg_pool1d as adaptive_avg_pool1d
 from mscompat.shape.adaptive_pool import adaptive_avg_pool2d as adaptive_avg_pool2d
 from mscompat.shape.adaptive_pool import adaptive_avg_pool3d as adaptive_avg_pool3d
@@ -52,9 +55,9 @@ from mscompat.shape.max_unpool import max_unpool3d as max_unpool3d
 __all__: List[str] = [
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
     "adaptive_max_pool2d", "adaptive_max_pool3d", "embedding", "embedding_bag", "fold",
-    "grid_sample", "interpolate", "max_pool1d", "max_pool2d", "max_pool3d", "max_unpool1d",
-    "max_unpool2d", "max_unpool3d", "scaled_dot_product_attention", "unfold", "upsample",
-    "upsample_bilinear", "upsample_nearest",
+    "grid_sample", "instance_norm", "interpolate", "local_response_norm", "max_pool1d",
+    "max_pool2d", "max_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d", "rms_norm",
+    "scaled_dot_product_attention", "unfold", "upsample", "upsample_bilinear", "upsample_nearest",
 ]
 # fmt: on
 # END GENERATED

@@ -105,6 +105,51 @@ def _embedding_bench() -> SampleInput:
     return SampleInput((rng.integers(0, 10000, (64, 256)), w), name="(64, 256) from (10000, 64)")
 
 
+# ----------------------------------------------------------------------------- PyTorch's OpInfos
+
+
+def embedding_weight_first(
+    weight: Any,
+    input: Any,
+    padding_idx: Any = None,
+    max_norm: Any = None,
+    norm_type: float = 2.0,
+    scale_grad_by_freq: bool = False,
+    sparse: bool = False,
+) -> Any:
+    """PyTorch's OpInfo ``nn.functional.embedding`` calls ``(weight, input, ...)``."""
+    return embedding(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse)
+
+
+def embedding_bag_weight_first(
+    weight: Any,
+    input: Any,
+    offsets: Any = None,
+    max_norm: Any = None,
+    norm_type: float = 2,
+    scale_grad_by_freq: bool = False,
+    mode: str = "mean",
+    sparse: bool = False,
+    per_sample_weights: Any = None,
+    include_last_offset: bool = False,
+    padding_idx: Any = None,
+) -> Any:
+    """PyTorch's OpInfo ``nn.functional.embedding_bag`` calls ``(weight, input, ...)``."""
+    return embedding_bag(
+        input,
+        weight,
+        offsets,
+        max_norm,
+        norm_type,
+        scale_grad_by_freq,
+        mode,
+        sparse,
+        per_sample_weights,
+        include_last_offset,
+        padding_idx,
+    )
+
+
 # ----------------------------------------------------------------------------- Cells
 
 
@@ -176,7 +221,7 @@ OPS: List[OpInfo] = [
         error_inputs=_embedding_errors,
         grad_argnums=(1,),
         bench_input=_embedding_bench,
-        torch_opinfo=(TorchOpInfo("nn.functional.embedding"),),
+        torch_opinfo=(TorchOpInfo("nn.functional.embedding", adapter=embedding_weight_first),),
     ),
     OpInfo(
         name="layers.embedding_bag",
@@ -188,7 +233,9 @@ OPS: List[OpInfo] = [
         error_inputs=_bag_errors,
         grad_argnums=(1,),
         bench_input=_bag_bench,
-        torch_opinfo=(TorchOpInfo("nn.functional.embedding_bag"),),
+        torch_opinfo=(
+            TorchOpInfo("nn.functional.embedding_bag", adapter=embedding_bag_weight_first),
+        ),
     ),
     OpInfo(
         name="layers.Embedding",
