@@ -69,7 +69,8 @@ def _plan(
     enable_gqa: Any,
 ) -> Tuple[float, float, int, Tuple[int, ...], Tuple[int, ...], bool]:
     """Check the shapes and options as PyTorch; return (dropout_p, scale, GQA group size,
-    batch shape, output shape, whether nothing is computed: no keys, or an empty output). A compile-time constant under ``ms.jit``: its errors are raised there."""
+    batch shape, output shape, whether nothing is computed: no keys, or an empty output).
+    A compile-time constant under ``ms.jit``: its errors are raised there."""
     fn = "scaled_dot_product_attention"
     for name, shape in (("query", q_shape), ("key", k_shape), ("value", v_shape)):
         if len(shape) < 2:
@@ -344,15 +345,21 @@ def scaled_dot_product_attention(
         >>> q = ms.Tensor(np.eye(2, 4, dtype=np.float32)[None])
         >>> v = ms.Tensor(np.array([[[1.0], [3.0]]], np.float32))
         >>> out = scaled_dot_product_attention(q, q, v, is_causal=True)
-        >>> np.round(out.asnumpy()[0, :, 0], 4).tolist()
+        >>> out.asnumpy()[0, :, 0].astype(float).round(4).tolist()
         [1.0, 2.2449]
     """
     checked = _check_tensors(query, key, value, attn_mask)
     q, k, v = checked[0], checked[1], checked[2]
     mask = checked[3] if attn_mask is not None else None
     p, factor, groups, lead, out_shape, trivial = _plan(
-        q.shape, k.shape, v.shape, None if mask is None else mask.shape,
-        dropout_p, is_causal, scale, enable_gqa,
+        q.shape,
+        k.shape,
+        v.shape,
+        None if mask is None else mask.shape,
+        dropout_p,
+        is_causal,
+        scale,
+        enable_gqa,
     )
     if trivial:
         # PyTorch: no keys gives zeros; an empty batch or query gives an empty output.

@@ -49,7 +49,9 @@ def _check_indices(x: Any, name: str, fn: str) -> Tensor:
 def _check_weight(weight: Any, fn: str) -> Tensor:
     w = check_float_tensor(weight, "weight")
     if w.ndim != 2:
-        raise ValueError(f"{fn}(): weight must be 2-D (num_embeddings, embedding_dim), got {w.shape}")
+        raise ValueError(
+            f"{fn}(): weight must be 2-D (num_embeddings, embedding_dim), got {w.shape}"
+        )
     return w
 
 
@@ -405,7 +407,7 @@ def _table(num: int, dim: int, padding: int, dtype: Any) -> Tensor:
 
 
 class Embedding(nn.Cell):
-    """A lookup table, as :class:`torch.nn.Embedding`; see :func:`embedding`.
+    """A lookup table, as :class:`torch.nn.Embedding`. See :func:`embedding`.
 
     The parameter is ``weight`` (``num_embeddings x embedding_dim``), so a PyTorch state dict
     maps by name. It starts standard normal (drawn by MindSpore's generator), with the
@@ -473,7 +475,7 @@ class Embedding(nn.Cell):
         norm_type: float = 2.0,
         scale_grad_by_freq: bool = False,
         sparse: bool = False,
-    ) -> "Embedding":
+    ) -> Embedding:
         """An ``Embedding`` holding ``embeddings`` (2-D), frozen unless ``freeze=False``."""
         table = _check_weight(embeddings, "Embedding.from_pretrained")
         return cls(
@@ -510,8 +512,9 @@ def _initial(weight: Any, num: int, dim: int, padding: Optional[int], dtype: Any
 
 
 class EmbeddingBag(nn.Cell):
-    """Sums, means or maxima of bags of embeddings, as :class:`torch.nn.EmbeddingBag`; see
-    :func:`embedding_bag`. The parameter is ``weight``, initialised as :class:`Embedding`'s.
+    """Sums, means or maxima of bags of embeddings, as :class:`torch.nn.EmbeddingBag`.
+
+    See :func:`embedding_bag`. The parameter is ``weight``, initialised as :class:`Embedding`'s.
 
     Shape:
         - input: ``(B, N)``, or ``(n,)`` with ``offsets (B,)`` / ``(B + 1,)``.
@@ -591,7 +594,7 @@ class EmbeddingBag(nn.Cell):
         sparse: bool = False,
         include_last_offset: bool = False,
         padding_idx: Optional[int] = None,
-    ) -> "EmbeddingBag":
+    ) -> EmbeddingBag:
         """An ``EmbeddingBag`` holding ``embeddings`` (2-D), frozen unless ``freeze=False``."""
         table = _check_weight(embeddings, "EmbeddingBag.from_pretrained")
         bag = cls(

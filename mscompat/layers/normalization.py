@@ -96,7 +96,8 @@ def rms_norm(
     Example:
         >>> import mindspore as ms
         >>> from mscompat.layers import rms_norm
-        >>> rms_norm(ms.Tensor([[3.0, 4.0]]), [2], eps=0.0).asnumpy().round(4).tolist()
+        >>> y = rms_norm(ms.Tensor([[3.0, 4.0]]), [2], eps=0.0)
+        >>> y.asnumpy().astype(float).round(4).tolist()
         [[0.8485, 1.1314]]
     """
     x = check_float_tensor(input, "input")
@@ -120,7 +121,7 @@ def rms_norm(
 
 
 class RMSNorm(nn.Cell):
-    """Root-mean-square normalisation, as :class:`torch.nn.RMSNorm`; see :func:`rms_norm`.
+    """Root-mean-square normalisation, as :class:`torch.nn.RMSNorm`. See :func:`rms_norm`.
 
     The parameter is ``weight`` (ones), with ``elementwise_affine``.
 
@@ -130,7 +131,8 @@ class RMSNorm(nn.Cell):
     Example:
         >>> import mindspore as ms
         >>> from mscompat.layers import RMSNorm
-        >>> RMSNorm(2, eps=0.0)(ms.Tensor([[3.0, 4.0]])).asnumpy().round(4).tolist()
+        >>> y = RMSNorm(2, eps=0.0)(ms.Tensor([[3.0, 4.0]]))
+        >>> y.asnumpy().astype(float).round(4).tolist()
         [[0.8485, 1.1314]]
     """
 
@@ -143,7 +145,9 @@ class RMSNorm(nn.Cell):
         dtype: Any = None,
     ) -> None:
         super().__init__()
-        shape = (normalized_shape,) if is_int(normalized_shape) else tuple(normalized_shape)
+        shape: Tuple[Any, ...] = (
+            (normalized_shape,) if is_int(normalized_shape) else tuple(normalized_shape)  # type: ignore[arg-type]
+        )
         if not all(is_int(s) and s > 0 for s in shape):
             raise ValueError(f"normalized_shape must hold positive ints, got {normalized_shape!r}")
         self.normalized_shape = tuple(int(s) for s in shape)
@@ -217,13 +221,15 @@ def instance_norm(
     Example:
         >>> import mindspore as ms
         >>> from mscompat.layers import instance_norm
-        >>> x = ms.Tensor([[[1.0, 3.0], [2.0, 2.0]]])
+        >>> x = ms.Tensor([[[1.0, 3.0], [2.0, 6.0]]])
         >>> instance_norm(x, eps=0.0).asnumpy().tolist()
-        [[[-1.0, 1.0], [0.0, 0.0]]]
+        [[[-1.0, 1.0], [-1.0, 1.0]]]
     """
     x = check_float_tensor(input, "input")
     if x.ndim < 3:
-        raise ValueError(f"instance_norm(): input must be (N, C, *) with at least 3 dims, got {x.shape}")
+        raise ValueError(
+            f"instance_norm(): input must be (N, C, *) with at least 3 dims, got {x.shape}"
+        )
     channels = x.shape[1]
     check_bool(use_input_stats, "use_input_stats")
     m, e = _numbers(momentum, eps)
@@ -260,7 +266,7 @@ def instance_norm(
         y = centred * ops.rsqrt(var + _const(e, work))
         if running_mean is not None and running_var is not None:
             _update(running_mean, running_var, mean, var, spatial, m)
-    else:
+    elif running_mean is not None and running_var is not None:
         rm = running_mean.astype(work).reshape(shape)
         rv = running_var.astype(work).reshape(shape)
         y = (wide - rm) * ops.rsqrt(rv + _const(e, work))
@@ -352,8 +358,9 @@ class _InstanceNorm(nn.Cell):
 
 
 class InstanceNorm1d(_InstanceNorm):
-    """Instance normalisation of ``(N, C, L)`` or ``(C, L)``, as :class:`torch.nn.InstanceNorm1d`;
-    see :func:`instance_norm`. PyTorch's defaults: ``affine=False``,
+    """Instance normalisation of ``(N, C, L)`` or ``(C, L)``, as :class:`torch.nn.InstanceNorm1d`.
+
+    See :func:`instance_norm`. PyTorch's defaults: ``affine=False``,
     ``track_running_stats=False``. As a PyTorch module, it starts in training mode
     (``set_train(True)``): tracked running statistics are updated in training and used after
     ``set_train(False)`` (PyTorch's ``eval()``).
@@ -373,7 +380,7 @@ class InstanceNorm1d(_InstanceNorm):
 
 class InstanceNorm2d(_InstanceNorm):
     """Instance normalisation of ``(N, C, H, W)`` or ``(C, H, W)``, as
-    :class:`torch.nn.InstanceNorm2d`; see :class:`InstanceNorm1d`.
+    :class:`torch.nn.InstanceNorm2d`. See :func:`instance_norm` and :class:`InstanceNorm1d`.
 
     Shape:
         - input: ``(N, C, H, W)`` or ``(C, H, W)``; output: the same.
@@ -390,7 +397,7 @@ class InstanceNorm2d(_InstanceNorm):
 
 class InstanceNorm3d(_InstanceNorm):
     """Instance normalisation of ``(N, C, D, H, W)`` or ``(C, D, H, W)``, as
-    :class:`torch.nn.InstanceNorm3d`; see :class:`InstanceNorm1d`.
+    :class:`torch.nn.InstanceNorm3d`. See :func:`instance_norm` and :class:`InstanceNorm1d`.
 
     Shape:
         - input: ``(N, C, D, H, W)`` or ``(C, D, H, W)``; output: the same.
@@ -479,8 +486,9 @@ def local_response_norm(
 
 
 class LocalResponseNorm(nn.Cell):
-    """Local response normalisation, as :class:`torch.nn.LocalResponseNorm`; see
-    :func:`local_response_norm`.
+    """Local response normalisation, as :class:`torch.nn.LocalResponseNorm`.
+
+    See :func:`local_response_norm`.
 
     Shape:
         - input: ``(N, C, *)``; output: the same.

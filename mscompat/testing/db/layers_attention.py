@@ -14,7 +14,6 @@ from mscompat.testing.opinfo import (
     OpInfo,
     ReferenceInput,
     SampleInput,
-    ToleranceOverride,
     TorchOpInfo,
 )
 from mscompat.testing.tolerances import Tolerance
@@ -95,13 +94,17 @@ def _sdpa_errors() -> Iterator[ErrorInput]:
     yield ErrorInput(SampleInput((q, k, k), {"dropout_p": 1.5}), ValueError, "dropout_p must be")
     yield ErrorInput(SampleInput((q, k, k), {"is_causal": 1}), TypeError, "is_causal must be")
     yield ErrorInput(
-        SampleInput((np.zeros((1, 3, 2, 4), np.float32),) + (np.zeros((1, 2, 5, 4), "f4"),) * 2,
-                    {"enable_gqa": True}),
+        SampleInput(
+            (np.zeros((1, 3, 2, 4), np.float32),) + (np.zeros((1, 2, 5, 4), "f4"),) * 2,
+            {"enable_gqa": True},
+        ),
         ValueError,
         "with enable_gqa",
     )
     yield ErrorInput(
-        SampleInput((np.zeros((2, 3, 4), "f4"), np.zeros((3, 5, 4), "f4"), np.zeros((3, 5, 4), "f4"))),
+        SampleInput(
+            (np.zeros((2, 3, 4), "f4"), np.zeros((3, 5, 4), "f4"), np.zeros((3, 5, 4), "f4"))
+        ),
         ValueError,
         "do not broadcast",
     )

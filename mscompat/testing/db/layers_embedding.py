@@ -34,7 +34,9 @@ def _embedding_errors() -> Iterator[ErrorInput]:
     yield ErrorInput(SampleInput((x.astype(np.float32), w)), TypeError, "input must be an int32")
     yield ErrorInput(SampleInput((x, w[0])), ValueError, "weight must be 2-D")
     yield ErrorInput(SampleInput((x, w.astype(np.int32))), TypeError, "weight must be a floating")
-    yield ErrorInput(SampleInput((x, w), {"padding_idx": 5}), ValueError, "padding_idx must be within")
+    yield ErrorInput(
+        SampleInput((x, w), {"padding_idx": 5}), ValueError, "padding_idx must be within"
+    )
     yield ErrorInput(SampleInput((x + 1, w)), ValueError, r"index outside \[0, 5\)")
     yield ErrorInput(SampleInput((x - 1, w)), ValueError, r"index outside \[0, 5\)")
     yield ErrorInput(SampleInput((x, w), {"max_norm": "1"}), TypeError, "max_norm must be a number")
@@ -203,7 +205,8 @@ def _cell_errors() -> Iterator[ErrorInput]:
 def _bag_cell_errors() -> Iterator[ErrorInput]:
     yield ErrorInput(
         SampleInput(
-            (np.array([[0, 1]]),), init_kwargs={"num_embeddings": 3, "embedding_dim": 2, "mode": "x"}
+            (np.array([[0, 1]]),),
+            init_kwargs={"num_embeddings": 3, "embedding_dim": 2, "mode": "x"},
         ),
         ValueError,
         "mode must be one of",

@@ -87,7 +87,9 @@ def _instance_errors() -> Iterator[ErrorInput]:
     x = np.zeros((2, 3, 4), np.float32)
     c = np.ones(3, np.float32)
     yield ErrorInput(SampleInput((x[0],)), ValueError, "at least 3 dims")
-    yield ErrorInput(SampleInput((x, None, None, c[:2])), ValueError, r"weight must have shape \(3,\)")
+    yield ErrorInput(
+        SampleInput((x, None, None, c[:2])), ValueError, r"weight must have shape \(3,\)"
+    )
     yield ErrorInput(
         SampleInput((x,), {"use_input_stats": False}), ValueError, "running_mean and running_var"
     )
@@ -121,7 +123,9 @@ def _instance_cell_samples(dims: int) -> Any:
 def _instance_cell_errors() -> Iterator[ErrorInput]:
     x = np.zeros((2, 4, 5), np.float32)
     yield ErrorInput(SampleInput((x,), init_kwargs={"num_features": 3}), ValueError, "num_features")
-    yield ErrorInput(SampleInput((x[0, 0],), init_kwargs={"num_features": 4}), ValueError, "expected a")
+    yield ErrorInput(
+        SampleInput((x[0, 0],), init_kwargs={"num_features": 4}), ValueError, "expected a"
+    )
 
 
 # ----------------------------------------------------------------------------- local_response_norm
