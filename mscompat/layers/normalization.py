@@ -266,9 +266,9 @@ def instance_norm(
         y = centred * ops.rsqrt(var + _const(e, work))
         if running_mean is not None and running_var is not None:
             _update(running_mean, running_var, mean, var, spatial, m)
-    elif running_mean is not None and running_var is not None:
-        rm = running_mean.astype(work).reshape(shape)
-        rv = running_var.astype(work).reshape(shape)
+    else:  # both statistics were checked present above
+        rm = running_mean.astype(work).reshape(shape)  # type: ignore[union-attr]
+        rv = running_var.astype(work).reshape(shape)  # type: ignore[union-attr]
         y = (wide - rm) * ops.rsqrt(rv + _const(e, work))
     if weight is not None:
         y = y * weight.astype(work).reshape(shape)

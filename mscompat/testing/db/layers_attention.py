@@ -30,7 +30,6 @@ def _sdpa_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]
     mask[2] = False  # a fully masked query row: zeros, as PyTorch's CPU kernels
     yield SampleInput((q, k, v), {"attn_mask": mask}, name="bool mask, one row fully masked")
     yield SampleInput((q, k, v), {"is_causal": True, "scale": 0.3}, name="causal, scale")
-    yield SampleInput((q, k, v), name="(2, 3, 5, 8) x (2, 3, 7, 8) -> Ev=4")
     fmask = np.where(rng.random((2, 1, 5, 7)) > 0.3, normal(rng, (2, 1, 5, 7), dtype), -np.inf)
     fmask[1, 0, 4] = -np.inf
     yield SampleInput((q, k, v), {"attn_mask": fmask.astype(dtype)}, name="float -inf mask")
@@ -38,11 +37,10 @@ def _sdpa_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]
     yield SampleInput(_qkv(rng, dtype, (9, 3), (4, 3), 2), {"is_causal": True}, name="2-D L>S")
     gq, gk, gv = _qkv(rng, dtype, (1, 4, 3, 4), (1, 2, 6, 4), 5)
     yield SampleInput((gq, gk, gv), {"enable_gqa": True}, name="GQA 4 query heads, 2 kv heads")
-    # batch dims broadcast: key/value shared across the batch of queries
-    yield SampleInput(_qkv(rng, dtype, (3, 2, 4, 4), (1, 2, 5, 4), 3), name="broadcast batch")
-    tq = normal(rng, (2, 8, 6), dtype).transpose(0, 2, 1)  # non-contiguous: (2, 6, 8)
-    tk = normal(rng, (2, 8, 5), dtype).transpose(0, 2, 1)
-    yield SampleInput((tq, tk, normal(rng, (2, 5, 3), dtype)), name="transposed q, k")
+    # batch dims broadcast (key/value shared across the batch); non-contiguous query
+    tq = normal(rng, (3, 2, 4, 4), dtype).transpose(0, 1, 3, 2)
+    kv = _qkv(rng, dtype, (1,), (1, 2, 5, 4), 3)[1:]
+    yield SampleInput((tq, *kv), name="broadcast batch, transposed query")
     yield SampleInput(_qkv(rng, dtype, (0, 2, 3, 4), (0, 2, 5, 4), 3), name="empty batch")
     yield SampleInput(_qkv(rng, dtype, (2, 3, 4), (2, 0, 4), 3), name="no keys (S=0): zeros")
 
@@ -130,7 +128,7 @@ OPS: List[OpInfo] = [
         ref=torch_ref("torch.nn.functional.scaled_dot_product_attention"),
         mirrors="torch.nn.functional.scaled_dot_product_attention",
         torch_apis=("torch.nn.functional.scaled_dot_product_attention",),
-        sample_inputs=every_dtype_first(_sdpa_samples, keep=4),
+        sample_inputs=every_dtype_first(_sdpa_samples, keep=2),
         error_inputs=_sdpa_errors,
         grad_argnums=(0, 1, 2),
         dispatch_op="layers.scaled_dot_product_attention",

@@ -164,7 +164,7 @@ OPS: List[OpInfo] = [
         ref=torch_ref("torch.nn.functional.rms_norm"),
         mirrors="torch.nn.functional.rms_norm",
         torch_apis=("torch.nn.functional.rms_norm",),
-        sample_inputs=every_dtype_first(_rms_samples, keep=2),
+        sample_inputs=every_dtype_first(_rms_samples, keep=1),
         error_inputs=_rms_errors,
         grad_argnums=(0,),
         bench_input=bench((64, 128, 128), (128,)),
@@ -185,12 +185,12 @@ OPS: List[OpInfo] = [
         ref=torch_ref("torch.nn.functional.instance_norm"),
         mirrors="torch.nn.functional.instance_norm",
         torch_apis=("torch.nn.functional.instance_norm",),
-        sample_inputs=every_dtype_first(_instance_samples, keep=2),
+        sample_inputs=every_dtype_first(_instance_samples, keep=1),
         error_inputs=_instance_errors,
         grad_argnums=(0,),
         bench_input=bench((16, 64, 32, 32)),
         tolerance_overrides=_F16_INSTANCE,
-        torch_opinfo=(TorchOpInfo("nn.functional.instance_norm"),),
+        torch_opinfo=(TorchOpInfo("nn.functional.instance_norm", stride=2),),
         known=(
             KnownDifference(
                 "nn.functional.instance_norm",
@@ -220,7 +220,7 @@ OPS: List[OpInfo] = [
         ref=torch_ref("torch.nn.functional.local_response_norm"),
         mirrors="torch.nn.functional.local_response_norm",
         torch_apis=("torch.nn.functional.local_response_norm",),
-        sample_inputs=every_dtype_first(_lrn_samples, keep=2),
+        sample_inputs=every_dtype_first(_lrn_samples, keep=1),
         error_inputs=_lrn_errors,
         bench_input=bench((16, 64, 32, 32), 5),
         torch_opinfo=(
