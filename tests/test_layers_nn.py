@@ -72,8 +72,9 @@ def test_sdpa_query_blocks_match_one_block(monkeypatch):
 def test_instance_norm_updates_running_statistics_as_pytorch():
     rng = np.random.default_rng(1)
     x = rng.standard_normal((4, 3, 5, 6)).astype(np.float32)
-    mean, var = ms.Parameter(ms.Tensor(np.zeros(3, np.float32))), ms.Parameter(
-        ms.Tensor(np.ones(3, np.float32))
+    mean, var = (
+        ms.Parameter(ms.Tensor(np.zeros(3, np.float32))),
+        ms.Parameter(ms.Tensor(np.ones(3, np.float32))),
     )
     t_mean, t_var = torch.zeros(3), torch.ones(3)
     for _ in range(2):
