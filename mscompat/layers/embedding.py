@@ -169,7 +169,7 @@ def embedding(
         sparse (bool): accepted for PyTorch's signature; no effect.
 
     Returns:
-        Tensor[*, embedding_dim]: weight's dtype.
+        Tensor[..., embedding_dim]: weight's dtype.
 
     Raises:
         TypeError: non-integer ``input``, non-float ``weight``, bad argument types.

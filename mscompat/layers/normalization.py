@@ -81,7 +81,7 @@ def rms_norm(
     float32, ``weight`` included, and rounded once (PyTorch's CPU kernel).
 
     Args:
-        input (Tensor[*, normalized_shape]): float16, float32 or float64.
+        input (Tensor[..., normalized_shape]): float16, float32 or float64.
         normalized_shape (int or sequence of int): the trailing dims normalised.
         weight (Tensor[normalized_shape], optional): elementwise scale.
         eps (float, optional): added to the mean square.
@@ -203,7 +203,7 @@ def instance_norm(
     per-instance means and unbiased variances (they must be ``Parameter`` under ``ms.jit``).
 
     Args:
-        input (Tensor[N, C, *]): float16, float32 or float64, at least one spatial dim.
+        input (Tensor[N, C, ...]): float16, float32 or float64, at least one spatial dim.
         running_mean, running_var (Tensor[C], optional): running statistics.
         weight, bias (Tensor[C], optional): affine parameters.
         use_input_stats (bool): normalise with the input's statistics.
@@ -211,7 +211,7 @@ def instance_norm(
         eps (float): added to the variance.
 
     Returns:
-        Tensor[N, C, *]: input's dtype.
+        Tensor[N, C, ...]: input's dtype.
 
     Raises:
         TypeError: non-float tensors, bad argument types.
@@ -431,14 +431,14 @@ def local_response_norm(
     no division by ``size``).
 
     Args:
-        input (Tensor[N, C, *]): float16, float32 or float64, at least 3 dims.
+        input (Tensor[N, C, ...]): float16, float32 or float64, at least 3 dims.
         size (int): the number of neighbouring channels, >= 1.
         alpha (float): multiplicative factor.
         beta (float): exponent.
         k (float): additive factor.
 
     Returns:
-        Tensor[N, C, *]: input's dtype.
+        Tensor[N, C, ...]: input's dtype.
 
     Raises:
         TypeError: non-float input, non-int size.
