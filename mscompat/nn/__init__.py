@@ -23,6 +23,13 @@ Example:
 # the op database's torch_apis, by the rules of mscompat/_namespaces.py
 from typing import List
 
+from mscompat.layers.embedding import Embedding as Embedding
+from mscompat.layers.embedding import EmbeddingBag as EmbeddingBag
+from mscompat.layers.normalization import InstanceNorm1d as InstanceNorm1d
+from mscompat.layers.normalization import InstanceNorm2d as InstanceNorm2d
+from mscompat.layers.normalization import InstanceNorm3d as InstanceNorm3d
+from mscompat.layers.normalization import LocalResponseNorm as LocalResponseNorm
+from mscompat.layers.normalization import RMSNorm as RMSNorm
 # mscompat.nn.functional is reachable from mscompat.nn as torch.nn.functional is
 from mscompat.nn import functional as functional
 from mscompat.shape.adaptive_pool import AdaptiveAvgPool1d as AdaptiveAvgPool1d
@@ -48,9 +55,10 @@ from mscompat.shape.reshape import Unflatten as Unflatten
 # fmt: off
 __all__: List[str] = [
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
-    "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "Flatten", "Fold", "MaxPool1d", "MaxPool2d",
-    "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "Unflatten", "Unfold", "Upsample",
-    "UpsamplingBilinear2d", "UpsamplingNearest2d",
+    "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "Embedding", "EmbeddingBag", "Flatten", "Fold",
+    "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm", "MaxPool1d",
+    "MaxPool2d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "RMSNorm", "Unflatten",
+    "Unfold", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d",
 ]
 # fmt: on
 # END GENERATED

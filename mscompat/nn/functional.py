@@ -26,6 +26,12 @@ Example:
 from typing import List
 
 from mscompat.indexing.gather import one_hot as one_hot
+from mscompat.layers.attention import scaled_dot_product_attention as scaled_dot_product_attention
+from mscompat.layers.embedding import embedding as embedding
+from mscompat.layers.embedding import embedding_bag as embedding_bag
+from mscompat.layers.normalization import instance_norm as instance_norm
+from mscompat.layers.normalization import local_response_norm as local_response_norm
+from mscompat.layers.normalization import rms_norm as rms_norm
 from mscompat.shape.adaptive_pool import adaptive_avg_pool1d as adaptive_avg_pool1d
 from mscompat.shape.adaptive_pool import adaptive_avg_pool2d as adaptive_avg_pool2d
 from mscompat.shape.adaptive_pool import adaptive_avg_pool3d as adaptive_avg_pool3d
@@ -52,6 +58,10 @@ __all__: List[str] = [
     "adaptive_max_pool2d", "adaptive_max_pool3d", "fold", "grid_sample", "interpolate",
     "max_pool1d", "max_pool2d", "max_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d",
     "one_hot", "unfold", "upsample", "upsample_bilinear", "upsample_nearest",
+    "adaptive_max_pool2d", "adaptive_max_pool3d", "embedding", "embedding_bag", "fold",
+    "grid_sample", "instance_norm", "interpolate", "local_response_norm", "max_pool1d",
+    "max_pool2d", "max_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d", "rms_norm",
+    "scaled_dot_product_attention", "unfold", "upsample", "upsample_bilinear", "upsample_nearest",
 ]
 # fmt: on
 # END GENERATED
