@@ -39,7 +39,8 @@ from mscompat.testing.opinfo import OpInfo
 
 EXAMPLES = 6  # per public name: ~50 names, about a second each (the suite's time budget)
 GRAPH_EVERY = 3  # about one error in 3 is re-checked under ms.jit (each a graph compilation)
-TIME_LIMIT_S = 20  # an example running longer is a hang (a size that should have been refused)
+TIME_LIMIT_S = 60  # an example running longer is a hang (a size that should have been refused;
+# generous: a graph compilation takes 20 s on this 2-core machine when it is loaded)
 
 # PyTorch raises where we return, on purpose (documented in the op's docstring):
 _TORCH_GAPS = (

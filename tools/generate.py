@@ -85,7 +85,8 @@ def python_block(
     for (module, name, alias), note in sorted(
         ((i, notes.get(i[2], "")) for i in imports), key=_import_key
     ):
-        lines.extend([f"# {note}"] if note else [])
+        if note:  # ruff's isort wants a blank line before a comment inside an import block
+            lines.extend([f"# {note}"] if lines[-1] == "" else ["", f"# {note}"])
         lines.append(f"from {module} import {name} as {alias}")
     lines.extend([""] if imports else [])
     if not names:

@@ -30,6 +30,7 @@ from mscompat.layers.normalization import InstanceNorm2d as InstanceNorm2d
 from mscompat.layers.normalization import InstanceNorm3d as InstanceNorm3d
 from mscompat.layers.normalization import LocalResponseNorm as LocalResponseNorm
 from mscompat.layers.normalization import RMSNorm as RMSNorm
+
 # mscompat.nn.functional is reachable from mscompat.nn as torch.nn.functional is
 from mscompat.nn import functional as functional
 from mscompat.shape.adaptive_pool import AdaptiveAvgPool1d as AdaptiveAvgPool1d

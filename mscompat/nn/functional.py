@@ -55,13 +55,11 @@ from mscompat.shape.max_unpool import max_unpool3d as max_unpool3d
 # fmt: off
 __all__: List[str] = [
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
-    "adaptive_max_pool2d", "adaptive_max_pool3d", "fold", "grid_sample", "interpolate",
-    "max_pool1d", "max_pool2d", "max_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d",
-    "one_hot", "unfold", "upsample", "upsample_bilinear", "upsample_nearest",
     "adaptive_max_pool2d", "adaptive_max_pool3d", "embedding", "embedding_bag", "fold",
     "grid_sample", "instance_norm", "interpolate", "local_response_norm", "max_pool1d",
-    "max_pool2d", "max_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d", "rms_norm",
-    "scaled_dot_product_attention", "unfold", "upsample", "upsample_bilinear", "upsample_nearest",
+    "max_pool2d", "max_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d", "one_hot",
+    "rms_norm", "scaled_dot_product_attention", "unfold", "upsample", "upsample_bilinear",
+    "upsample_nearest",
 ]
 # fmt: on
 # END GENERATED
