@@ -12,5 +12,12 @@ argument is ``weight`` (torchvision's is ``alpha``), its ``reduction`` defaults 
 # the __all__ of each public module of this package
 from typing import List
 
-__all__: List[str] = []
+from mscompat.vision.deform_conv import DeformConv2d as DeformConv2d
+from mscompat.vision.deform_conv import deform_conv2d as deform_conv2d
+
+# fmt: off
+__all__: List[str] = [
+    "DeformConv2d", "deform_conv2d",
+]
+# fmt: on
 # END GENERATED

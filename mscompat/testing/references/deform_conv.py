@@ -79,12 +79,14 @@ def deform_conv2d(
 
 
 class DeformConv2d:
-    """``torchvision.ops.DeformConv2d`` with given parameters (the op database builds both
-    sides' layers with the same ``weight`` and ``bias``)."""
+    """``torchvision.ops.DeformConv2d`` with the initial values ``weight_init`` and
+    ``bias_init`` (mscompat's keyword-only extension: the op database gives both sides' layers
+    the same); the other constructor arguments are torchvision's (channels and groups follow
+    from the weight's shape)."""
 
-    def __init__(self, weight: Any, bias: Any = None, **config: Any) -> None:
-        self.weight = torch.tensor(weight, requires_grad=True)
-        self.bias = None if bias is None else torch.tensor(bias, requires_grad=True)
+    def __init__(self, weight_init: Any, bias_init: Any = None, **config: Any) -> None:
+        self.weight = torch.tensor(weight_init, requires_grad=True)
+        self.bias = None if bias_init is None else torch.tensor(bias_init, requires_grad=True)
         self.config = {k: config[k] for k in ("stride", "padding", "dilation") if k in config}
 
     def __call__(
