@@ -57,8 +57,9 @@ def _self_check(k: Dict[str, Any]) -> None:
     # outside the image count as 0
     want = [5.0, 3.0, 3.5, 2.0]
     expect(cols.shape == (1, 1, 4) and cols.reshape(-1).tolist() == want, "deform im2col", cols)
-    dx, doff, dmask = k["DeformIm2ColGrad"](Tensor(np.ones((1, 1, 4), np.float32)), x, offset,
-                                            mask, geom, kernel)
+    dx, doff, dmask = k["DeformIm2ColGrad"](
+        Tensor(np.ones((1, 1, 4), np.float32)), x, offset, mask, geom, kernel
+    )
     # each point spreads 2 * 0.25 to its (up to four) corners: pixel (0, 0) is read once,
     # (1, 1) four times
     expect(dx.asnumpy().reshape(-1).tolist() == [0.5, 1.0, 1.0, 2.0], "deform col2im", dx)
@@ -71,9 +72,7 @@ LIBRARY = KernelLibrary(
     "deform_conv",
     [
         Entry("DeformIm2Col", f"{_SIGNATURE} -> cols", FLOATS, _cols_shape, _im2col_bprop),
-        Entry(
-            "DeformIm2ColGrad", f"dcols {_SIGNATURE} -> dx doffset dmask", FLOATS, _grad_shapes
-        ),
+        Entry("DeformIm2ColGrad", f"dcols {_SIGNATURE} -> dx doffset dmask", FLOATS, _grad_shapes),
     ],
     _self_check,
 )
