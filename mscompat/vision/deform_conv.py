@@ -299,12 +299,14 @@ def deform_conv2d(
         >>> from mscompat.vision import deform_conv2d
         >>> x = ms.Tensor(np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4))
         >>> weight = ms.Tensor(np.ones((1, 1, 1, 1), np.float32))
-        >>> offset = ms.Tensor(np.full((1, 2, 4, 4), 0.5, np.float32))  # half a pixel down-right
+        >>> # half a pixel down and right: the mean of 4 pixels, of 2 (halved) on the last row and
+        >>> # column, whose other corners are outside the image
+        >>> offset = ms.Tensor(np.full((1, 2, 4, 4), 0.5, np.float32))
         >>> deform_conv2d(x, offset, weight)[0, 0]
         Tensor(shape=[4, 4], dtype=Float32, value=
-        [[ 2.50000000e+00,  3.50000000e+00,  4.50000000e+00,  2.75000000e+00],
-         [ 6.50000000e+00,  7.50000000e+00,  8.50000000e+00,  4.75000000e+00],
-         [ 1.05000000e+01,  1.15000000e+01,  1.25000000e+01,  6.75000000e+00],
+        [[ 2.50000000e+00,  3.50000000e+00,  4.50000000e+00,  2.50000000e+00],
+         [ 6.50000000e+00,  7.50000000e+00,  8.50000000e+00,  4.50000000e+00],
+         [ 1.05000000e+01,  1.15000000e+01,  1.25000000e+01,  6.50000000e+00],
          [ 6.25000000e+00,  6.75000000e+00,  7.25000000e+00,  3.75000000e+00]])
     """
     input = check_float_tensor(input, "input")

@@ -27,15 +27,14 @@ def _pair(v: Any) -> Tuple[int, int]:
 
 
 # (name, input shape, out channels, kernel, stride, padding, dilation, offset groups,
-#  weight groups, mask, offsets: "normal" scale | "integer" | "outside")
+#  weight groups, mask, offsets: normal times a scale, or "integer")
 # fmt: off
 _CASES: Tuple[Tuple[Any, ...], ...] = (
     ("k3 p1, mask", (2, 4, 6, 7), 6, (3, 3), 1, [1, 1], 1, 1, 1, True, 1.5),
-    ("integer offsets: exact pixels, -1 and out of the image", (1, 3, 5, 6), 4, (3, 3), 1, 1,
-     1, 1, 1, True, "integer"),
+    ("integer offsets: exact pixels, exactly -1, near and far (9 px) outside", (1, 3, 5, 6), 4,
+     (3, 3), 1, 1, 1, 1, 1, True, "integer"),
     ("offset groups 2, weight groups 2, k(3, 2) s(2, 1) p(1, 2) d(2, 1)", (2, 4, 9, 8), 6,
      (3, 2), (2, 1), (1, 2), (2, 1), 2, 2, True, 1.0),
-    ("offsets far outside the image", (1, 2, 5, 5), 3, (2, 2), 1, 0, 1, 1, 1, True, "outside"),
     ("no mask (v1), offset groups = channels, k(1, 3), no bias", (3, 4, 5, 6), 4, (1, 3), 1,
      (0, 1), 1, 4, 4, False, 1.0),
     ("empty batch", (0, 2, 5, 5), 3, (3, 3), 1, 1, 1, 1, 1, True, 1.0),
@@ -49,10 +48,8 @@ def _arrays(case: Tuple[Any, ...], dtype: str, rng: np.random.Generator) -> Any:
     (sh, sw), (ph, pw), (dh, dw) = _pair(s), _pair(p), _pair(d)
     oh, ow = _out(h, k[0], sh, ph, dh), _out(w, k[1], sw, pw, dw)
     off_shape = (n, 2 * og * k[0] * k[1], oh, ow)
-    if offsets == "integer":
-        off = rng.integers(-3, 4, off_shape).astype(np.float64)
-    elif offsets == "outside":
-        off = rng.choice([-1.0, 1.0], off_shape) * rng.uniform(6.0, 9.0, off_shape)
+    if offsets == "integer":  # a quarter of them three times as far
+        off = rng.integers(-3, 4, off_shape) * rng.choice([1.0, 1.0, 1.0, 3.0], off_shape)
     else:
         off = rng.standard_normal(off_shape) * offsets
     x = rng.standard_normal(shape)
@@ -71,24 +68,21 @@ def samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
 
 
 def cell_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
-    for case, extra in ((_CASES[2], {"groups": 2}),):
-        _, shape, cout, k, s, p, d, _og, _g, use_mask, _ = case
-        (x, off, weight, bias, mask), _ = _arrays(case, dtype, rng)
-        init = dict(
-            in_channels=shape[1],
-            out_channels=cout,
-            kernel_size=k,
-            stride=s,
-            padding=p,
-            dilation=d,
-            weight_init=weight,
-            bias_init=bias,
-            **extra,
-        )
-        args = (x, off, mask) if use_mask else (x, off)
-        yield SampleInput(args, init_kwargs=init, name=case[0])
-    case = _CASES[0]
-    (x, off, weight, _, _), _ = _arrays(case, dtype, rng)
+    _, shape, cout, k, s, p, d, _og, _g, _mask, _ = case = _CASES[2]
+    (x, off, weight, bias, mask), _ = _arrays(case, dtype, rng)
+    init = dict(
+        in_channels=shape[1],
+        out_channels=cout,
+        kernel_size=k,
+        stride=s,
+        padding=p,
+        dilation=d,
+        groups=2,
+        weight_init=weight,
+        bias_init=bias,
+    )
+    yield SampleInput((x, off, mask), init_kwargs=init, name=case[0])
+    (x, off, weight, _, _), _ = _arrays(_CASES[0], dtype, rng)
     init = dict(
         in_channels=4, out_channels=6, kernel_size=3, padding=1, bias=False, weight_init=weight
     )
