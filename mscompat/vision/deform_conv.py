@@ -294,13 +294,14 @@ def deform_conv2d(
         :doc:`/api/vision_deform`).
 
     Example:
+        Half a pixel down and right: the mean of 4 pixels, or half the sum of 2 on the last row
+        and column, whose other corners are outside the image.
+
         >>> import mindspore as ms
         >>> import numpy as np
         >>> from mscompat.vision import deform_conv2d
         >>> x = ms.Tensor(np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4))
         >>> weight = ms.Tensor(np.ones((1, 1, 1, 1), np.float32))
-        >>> # half a pixel down and right: the mean of 4 pixels, of 2 (halved) on the last row and
-        >>> # column, whose other corners are outside the image
         >>> offset = ms.Tensor(np.full((1, 2, 4, 4), 0.5, np.float32))
         >>> deform_conv2d(x, offset, weight)[0, 0]
         Tensor(shape=[4, 4], dtype=Float32, value=
