@@ -25,6 +25,12 @@ from mscompat.vision.nms import nms as nms
 # fmt: off
 __all__: List[str] = [
     "batched_nms", "nms",
+from mscompat.vision.deform_conv import DeformConv2d as DeformConv2d
+from mscompat.vision.deform_conv import deform_conv2d as deform_conv2d
+
+# fmt: off
+__all__: List[str] = [
+    "DeformConv2d", "deform_conv2d",
 ]
 # fmt: on
 # END GENERATED
