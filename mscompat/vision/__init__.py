@@ -19,18 +19,14 @@ Example:
 # the __all__ of each public module of this package
 from typing import List
 
+from mscompat.vision.deform_conv import DeformConv2d as DeformConv2d
+from mscompat.vision.deform_conv import deform_conv2d as deform_conv2d
 from mscompat.vision.nms import batched_nms as batched_nms
 from mscompat.vision.nms import nms as nms
 
 # fmt: off
 __all__: List[str] = [
-    "batched_nms", "nms",
-from mscompat.vision.deform_conv import DeformConv2d as DeformConv2d
-from mscompat.vision.deform_conv import deform_conv2d as deform_conv2d
-
-# fmt: off
-__all__: List[str] = [
-    "DeformConv2d", "deform_conv2d",
+    "DeformConv2d", "batched_nms", "deform_conv2d", "nms",
 ]
 # fmt: on
 # END GENERATED
