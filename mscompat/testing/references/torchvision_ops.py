@@ -254,8 +254,8 @@ def sigmoid_focal_loss(
 
 def drop_block2d(input: Tensor, p: float, block_size: int, inplace: bool = False,
                  eps: float = 1e-6, training: bool = True) -> Tensor:
-    """Deterministic cases only (``training=False``, ``p=0``, ``p=1``): the random mask is
-    checked by properties in ``tests/test_vision_layers.py``."""
+    """Deterministic cases only (``training=False``, ``p=0``, all seeds drawn): the random
+    mask is checked by properties in ``tests/test_vision_layers.py``."""
     return _drop_block(input, p, block_size, eps, training, 2)
 
 
@@ -266,13 +266,23 @@ def drop_block3d(input: Tensor, p: float, block_size: int, inplace: bool = False
 
 def _drop_block(x: Tensor, p: float, block_size: int, eps: float, training: bool,
                 dims: int) -> Tensor:
+    """torchvision's algorithm where it is deterministic: ``gamma == 1`` (``p == 1`` with
+    ``block_size`` 1 or covering the input) draws every seed."""
     if not training or p == 0.0:
         return x
-    if p != 1.0:
-        raise ValueError("the reference covers p in {0, 1} only (random otherwise)")
-    # p = 1: gamma >= 1 makes every seed 1, every pixel is dropped, the scale is n / eps.
-    noise = torch.zeros_like(x)
-    return x * noise * (noise.numel() / (eps + noise.sum()))
+    spatial = x.shape[2:]
+    bs = min([block_size, *spatial])
+    valid = math.prod(s - bs + 1 for s in spatial)
+    gamma = (p * math.prod(spatial)) / ((bs**dims) * valid)
+    if gamma != 1.0:
+        raise ValueError(f"the reference is random for gamma={gamma} (deterministic for 1)")
+    noise = torch.ones((*x.shape[:2], *(s - bs + 1 for s in spatial)), dtype=x.dtype)
+    noise = F.pad(noise, [bs // 2] * (2 * dims), value=0)
+    pool = F.max_pool2d if dims == 2 else F.max_pool3d
+    noise = pool(noise.float(), kernel_size=bs, stride=1, padding=bs // 2).to(x.dtype)
+    noise = 1 - noise
+    normalize_scale = noise.numel() / (eps + noise.sum())
+    return x * noise * normalize_scale
 
 
 def stochastic_depth(input: Tensor, p: float, mode: str, training: bool = True) -> Tensor:
@@ -280,7 +290,8 @@ def stochastic_depth(input: Tensor, p: float, mode: str, training: bool = True) 
         return input
     if p != 1.0:
         raise ValueError("the reference covers p in {0, 1} only (random otherwise)")
-    return input * torch.zeros([1] * input.ndim, dtype=input.dtype)
+    size = [input.shape[0]] + [1] * (input.ndim - 1) if mode == "row" else [1] * input.ndim
+    return input * torch.zeros(size, dtype=input.dtype)  # bernoulli(0), no division
 
 
 def _module(factory: Callable[..., nn.Module], kwargs: Any) -> nn.Module:
