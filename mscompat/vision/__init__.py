@@ -6,6 +6,15 @@ This package is both the domain package of these ops (one module per family) and
 focal loss (:func:`mscompat.losses.sigmoid_focal_loss`) is not torchvision's: its third
 argument is ``weight`` (torchvision's is ``alpha``), its ``reduction`` defaults to ``'mean'``
 (torchvision's to ``'none'``), and it takes ``avg_factor``.
+
+Example:
+    >>> import mindspore as ms
+    >>> from mscompat.vision import box_iou
+    >>> boxes = ms.Tensor([[0.0, 0.0, 2.0, 2.0], [1.0, 1.0, 3.0, 3.0]])
+    >>> box_iou(boxes, boxes)
+    Tensor(shape=[2, 2], dtype=Float32, value=
+    [[ 1.00000000e+00,  1.42857149e-01],
+     [ 1.42857149e-01,  1.00000000e+00]])
 """
 
 # BEGIN GENERATED (tools/generate.py)
@@ -25,14 +34,25 @@ from mscompat.vision.boxes import clip_boxes_to_image as clip_boxes_to_image
 from mscompat.vision.boxes import masks_to_boxes as masks_to_boxes
 from mscompat.vision.boxes import remove_small_boxes as remove_small_boxes
 from mscompat.vision.boxes import remove_small_boxes_static as remove_small_boxes_static
+from mscompat.vision.drop_block import DropBlock2d as DropBlock2d
+from mscompat.vision.drop_block import DropBlock3d as DropBlock3d
+from mscompat.vision.drop_block import StochasticDepth as StochasticDepth
+from mscompat.vision.drop_block import drop_block2d as drop_block2d
+from mscompat.vision.drop_block import drop_block3d as drop_block3d
+from mscompat.vision.drop_block import stochastic_depth as stochastic_depth
 from mscompat.vision.focal_loss import sigmoid_focal_loss as sigmoid_focal_loss
+from mscompat.vision.layers import Conv2dNormActivation as Conv2dNormActivation
+from mscompat.vision.layers import FrozenBatchNorm2d as FrozenBatchNorm2d
+from mscompat.vision.layers import SqueezeExcitation as SqueezeExcitation
 
 # fmt: off
 __all__: List[str] = [
-    "box_area", "box_convert", "box_iou", "clip_boxes_to_image", "complete_box_iou",
-    "complete_box_iou_loss", "distance_box_iou", "distance_box_iou_loss", "generalized_box_iou",
-    "generalized_box_iou_loss", "masks_to_boxes", "remove_small_boxes", "remove_small_boxes_static",
-    "sigmoid_focal_loss",
+    "Conv2dNormActivation", "DropBlock2d", "DropBlock3d", "FrozenBatchNorm2d", "SqueezeExcitation",
+    "StochasticDepth", "box_area", "box_convert", "box_iou", "clip_boxes_to_image",
+    "complete_box_iou", "complete_box_iou_loss", "distance_box_iou", "distance_box_iou_loss",
+    "drop_block2d", "drop_block3d", "generalized_box_iou", "generalized_box_iou_loss",
+    "masks_to_boxes", "remove_small_boxes", "remove_small_boxes_static", "sigmoid_focal_loss",
+    "stochastic_depth",
 ]
 # fmt: on
 # END GENERATED

@@ -294,21 +294,18 @@ def stochastic_depth(input: Tensor, p: float, mode: str, training: bool = True) 
     return input * torch.zeros(size, dtype=input.dtype)  # bernoulli(0), no division
 
 
-def _module(factory: Callable[..., nn.Module], kwargs: Any) -> nn.Module:
-    return factory(**kwargs)
-
-
 class FrozenBatchNorm2d(nn.Module):
+    """torchvision's ``FrozenBatchNorm2d``; ``state``: the four buffers as NumPy arrays (their
+    dtype is kept)."""
+
     def __init__(self, num_features: int, eps: float = 1e-5,
                  state: Optional[Any] = None) -> None:
         super().__init__()
         self.eps = eps
         for name, init in (("weight", torch.ones), ("bias", torch.zeros),
                            ("running_mean", torch.zeros), ("running_var", torch.ones)):
-            self.register_buffer(name, init(num_features))
-        if state is not None:
-            for name, value in state.items():
-                getattr(self, name).copy_(torch.from_numpy(value))
+            value = init(num_features) if state is None else torch.from_numpy(state[name])
+            self.register_buffer(name, value)
 
     def forward(self, x: Tensor) -> Tensor:
         w = self.weight.reshape(1, -1, 1, 1)
@@ -318,3 +315,77 @@ class FrozenBatchNorm2d(nn.Module):
         scale = w * (rv + self.eps).rsqrt()
         bias = b - rm * scale
         return x * scale + bias
+
+
+def _load(module: nn.Module, state: Any) -> nn.Module:
+    with torch.no_grad():
+        for name, value in state.items():
+            owner = module
+            *path, leaf = name.split(".")
+            for part in path:
+                owner = getattr(owner, part)
+            getattr(owner, leaf).copy_(torch.from_numpy(value))
+    return module
+
+
+_NORMS = {"bn": nn.BatchNorm2d, "frozen": FrozenBatchNorm2d, None: None}
+_ACTS = {"relu": nn.ReLU, "hardswish": nn.Hardswish, "sigmoid": nn.Sigmoid,
+         "hardsigmoid": nn.Hardsigmoid, None: None}
+
+
+def conv2d_norm_activation(in_channels: int, out_channels: int, kernel_size: Any = 3,
+                           stride: Any = 1, padding: Any = None, groups: int = 1,
+                           norm: Any = "bn", act: Any = "relu", dilation: Any = 1,
+                           bias: Optional[bool] = None, state: Any = None,
+                           train: bool = False) -> nn.Module:
+    """torchvision's ``Conv2dNormActivation`` (plain ``nn.Sequential``) with ``state``."""
+    if padding is None:
+        if isinstance(kernel_size, int) and isinstance(dilation, int):
+            padding = (kernel_size - 1) // 2 * dilation
+        else:
+            ks = (kernel_size,) * 2 if isinstance(kernel_size, int) else kernel_size
+            dl = (dilation,) * 2 if isinstance(dilation, int) else dilation
+            padding = tuple((ks[i] - 1) // 2 * dl[i] for i in range(2))
+    if bias is None:
+        bias = norm is None
+    layers = [nn.Conv2d(in_channels, out_channels, kernel_size, stride, padding,
+                        dilation=dilation, groups=groups, bias=bias)]
+    if norm is not None:
+        layers.append(_NORMS[norm](out_channels))
+    if act is not None:
+        layers.append(_ACTS[act]())
+    module = _load(nn.Sequential(*layers), state or {})
+    return module.train(train)
+
+
+class _SqueezeExcitation(nn.Module):
+    def __init__(self, input_channels: int, squeeze_channels: int, act: str, scale_act: str):
+        super().__init__()
+        self.avgpool = nn.AdaptiveAvgPool2d(1)
+        self.fc1 = nn.Conv2d(input_channels, squeeze_channels, 1)
+        self.fc2 = nn.Conv2d(squeeze_channels, input_channels, 1)
+        self.activation = _ACTS[act]()
+        self.scale_activation = _ACTS[scale_act]()
+
+    def forward(self, x: Tensor) -> Tensor:
+        scale = self.scale_activation(self.fc2(self.activation(self.fc1(self.avgpool(x)))))
+        return scale * x
+
+
+def squeeze_excitation(input_channels: int, squeeze_channels: int, act: str = "relu",
+                       scale_act: str = "sigmoid", state: Any = None) -> Callable[..., Tensor]:
+    """torchvision's ``SqueezeExcitation`` with ``state``."""
+    return _load(_SqueezeExcitation(input_channels, squeeze_channels, act, scale_act), state)
+
+
+def drop_block_module(p: float, block_size: int, train: bool = True, dims: int = 2,
+                      **kwargs: Any) -> Callable[..., Tensor]:
+    def call(x: Tensor) -> Tensor:
+        fn = drop_block2d if dims == 2 else drop_block3d
+        return fn(x, p, block_size, training=train, **kwargs)
+
+    return call
+
+
+def stochastic_depth_module(p: float, mode: str, train: bool = True) -> Callable[..., Tensor]:
+    return lambda x: stochastic_depth(x, p, mode, train)
