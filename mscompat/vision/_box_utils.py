@@ -119,6 +119,10 @@ def as_float(x: Tensor) -> Tensor:
 
 
 def clamp_min0(x: Tensor) -> Tensor:
-    """``x.clamp(min=0)`` as PyTorch computes and differentiates it: NaN stays NaN and the
-    gradient passes where ``x >= 0`` (at 0 too, unlike ``maximum``'s tie split)."""
-    return ops.where(x < 0, ops.zeros_like(x), x)
+    """``x.clamp(min=0)`` as PyTorch differentiates it: the gradient passes where ``x >= 0``
+    (at 0 too, unlike ``maximum``'s tie split), and NaN stays NaN (``ops.clamp`` makes it 0).
+
+    A product with the mask: MindSpore 2.10's CPU ``where`` (Select) is ~40x slower than an
+    elementwise product; a negative ``x`` gives ``-0.0`` where PyTorch gives ``0.0``.
+    """
+    return x * (x >= 0).astype(x.dtype)

@@ -59,34 +59,39 @@ def _area(b: Tensor, fmt: str) -> Tensor:
     return b[..., 2] * b[..., 3]
 
 
-def _corners(b: Tensor, fmt: str) -> Tuple[Tensor, Tensor]:
-    """Top-left and bottom-right corners, computed in the boxes' dtype as torchvision does."""
-    xy, wh = b[..., :2], b[..., 2:]
+def _corners(b: Tensor, fmt: str) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
+    """``x1, y1, x2, y2`` of each box, computed in the boxes' dtype as torchvision does."""
+    x, y, u, v = b[..., 0], b[..., 1], b[..., 2], b[..., 3]
     if fmt == "xyxy":
-        return xy, wh
+        return x, y, u, v
     if fmt == "xywh":
-        return xy, xy + wh
-    half = as_float(wh) / 2
-    xy = xy.astype(half.dtype)
-    return xy - half, xy + half
+        return x, y, x + u, y + v
+    half_w, half_h = as_float(u) / 2, as_float(v) / 2
+    x, y = x.astype(half_w.dtype), y.astype(half_w.dtype)
+    return x - half_w, y - half_h, x + half_w, y + half_h
 
 
-def _pairs(a: Tensor, b: Tensor) -> Tuple[Tensor, Tensor]:
-    """``a (..., N, k)`` and ``b (..., M, k)`` as ``(..., N, 1, k)`` and ``(..., 1, M, k)``."""
-    return ops.expand_dims(a, -2), ops.expand_dims(b, -3)
+def _rows(a: Tensor) -> Tensor:
+    return ops.expand_dims(a, -1)  # (..., N) -> (..., N, 1)
+
+
+def _cols(b: Tensor) -> Tensor:
+    return ops.expand_dims(b, -2)  # (..., M) -> (..., 1, M)
 
 
 def _inter_union(boxes1: Tensor, boxes2: Tensor, fmt: str) -> Tuple[Tensor, Tensor]:
-    """torchvision's ``_box_inter_union``."""
+    """torchvision's ``_box_inter_union``, one coordinate at a time (the same elementwise ops
+    as its ``(..., N, M, 2)`` tensors, without slicing them)."""
     area1, area2 = _area(boxes1, fmt), _area(boxes2, fmt)
-    lt1, rb1 = _corners(boxes1, fmt)
-    lt2, rb2 = _corners(boxes2, fmt)
-    lt = ops.maximum(*_pairs(lt1, lt2))
-    rb = ops.minimum(*_pairs(rb1, rb2))
-    wh = clamp_min0(upcast(rb - lt))
-    inter = wh[..., 0] * wh[..., 1]
-    areas = ops.expand_dims(area1, -1) + ops.expand_dims(area2, -2)
-    return inter, areas.astype(inter.dtype) - inter
+    ax1, ay1, ax2, ay2 = _corners(boxes1, fmt)
+    bx1, by1, bx2, by2 = _corners(boxes2, fmt)
+    w = clamp_min0(upcast(ops.minimum(_rows(ax2), _cols(bx2)) - ops.maximum(_rows(ax1), _cols(bx1))))
+    h = clamp_min0(upcast(ops.minimum(_rows(ay2), _cols(by2)) - ops.maximum(_rows(ay1), _cols(by1))))
+    inter = w * h
+    areas = _rows(area1) + _cols(area2)
+    if areas.dtype != inter.dtype:
+        areas = areas.astype(inter.dtype)
+    return inter, areas - inter
 
 
 def _div(a: Tensor, b: Tensor) -> Tensor:
@@ -94,11 +99,15 @@ def _div(a: Tensor, b: Tensor) -> Tensor:
     return as_float(a) / as_float(b)
 
 
-def _enclosing_wh(boxes1: Tensor, boxes2: Tensor) -> Tensor:
-    """Width and height of the smallest box enclosing each pair, ``(..., N, M, 2)``."""
-    lti = ops.minimum(*_pairs(boxes1[..., :2], boxes2[..., :2]))
-    rbi = ops.maximum(*_pairs(boxes1[..., 2:], boxes2[..., 2:]))
-    return clamp_min0(upcast(rbi - lti))
+def _enclosing_wh(boxes1: Tensor, boxes2: Tensor) -> Tuple[Tensor, Tensor]:
+    """Width and height of the smallest box enclosing each pair, ``(..., N, M)`` each."""
+    w = ops.maximum(_rows(boxes1[..., 2]), _cols(boxes2[..., 2])) - ops.minimum(
+        _rows(boxes1[..., 0]), _cols(boxes2[..., 0])
+    )
+    h = ops.maximum(_rows(boxes1[..., 3]), _cols(boxes2[..., 3])) - ops.minimum(
+        _rows(boxes1[..., 1]), _cols(boxes2[..., 1])
+    )
+    return clamp_min0(upcast(w)), clamp_min0(upcast(h))
 
 
 def box_iou(boxes1: Tensor, boxes2: Tensor, fmt: str = "xyxy") -> Tensor:
@@ -175,8 +184,8 @@ def generalized_box_iou(boxes1: Tensor, boxes2: Tensor) -> Tensor:
         return ops.zeros(shape, _iou_dtype(boxes1))
     inter, union = _inter_union(boxes1, boxes2, "xyxy")
     iou = _div(inter, union)
-    whi = _enclosing_wh(boxes1, boxes2)
-    areai = whi[..., 0] * whi[..., 1]
+    wi, hi = _enclosing_wh(boxes1, boxes2)
+    areai = wi * hi
     return iou - _div(areai - union, areai)
 
 
@@ -184,15 +193,15 @@ def _diou_iou(boxes1: Tensor, boxes2: Tensor, eps: float) -> Tuple[Tensor, Tenso
     """torchvision's ``_box_diou_iou`` on upcast boxes."""
     inter, union = _inter_union(boxes1, boxes2, "xyxy")
     iou = _div(inter, union)
-    whi = _enclosing_wh(boxes1, boxes2)
-    diag = as_float(whi[..., 0] * whi[..., 0] + whi[..., 1] * whi[..., 1])
+    wi, hi = _enclosing_wh(boxes1, boxes2)
+    diag = as_float(wi * wi + hi * hi)
     diag = diag + scalar_like(eps, diag)
     x_p = as_float(boxes1[..., 0] + boxes1[..., 2]) / 2
     y_p = as_float(boxes1[..., 1] + boxes1[..., 3]) / 2
     x_g = as_float(boxes2[..., 0] + boxes2[..., 2]) / 2
     y_g = as_float(boxes2[..., 1] + boxes2[..., 3]) / 2
-    dx = ops.expand_dims(x_p, -1) - ops.expand_dims(x_g, -2)
-    dy = ops.expand_dims(y_p, -1) - ops.expand_dims(y_g, -2)
+    dx = _rows(x_p) - _cols(x_g)
+    dy = _rows(y_p) - _cols(y_g)
     return iou - (dx * dx + dy * dy) / diag, iou
 
 
@@ -274,10 +283,10 @@ def complete_box_iou(boxes1: Tensor, boxes2: Tensor, eps: float = 1e-7) -> Tenso
         return ops.zeros(shape, _iou_dtype(boxes1))
     boxes1, boxes2 = upcast(boxes1), upcast(boxes2)
     diou, iou = _diou_iou(boxes1, boxes2, eps)
-    w_pred = ops.expand_dims(boxes1[..., 2] - boxes1[..., 0], -1)
-    h_pred = ops.expand_dims(boxes1[..., 3] - boxes1[..., 1], -1)
-    w_gt = ops.expand_dims(boxes2[..., 2] - boxes2[..., 0], -2)
-    h_gt = ops.expand_dims(boxes2[..., 3] - boxes2[..., 1], -2)
+    w_pred = _rows(boxes1[..., 2] - boxes1[..., 0])
+    h_pred = _rows(boxes1[..., 3] - boxes1[..., 1])
+    w_gt = _cols(boxes2[..., 2] - boxes2[..., 0])
+    h_gt = _cols(boxes2[..., 3] - boxes2[..., 1])
     d = ops.atan(_div(w_pred, h_pred)) - ops.atan(_div(w_gt, h_gt))
     v = scalar_like(_FOUR_OVER_PI2, d) * (d * d)
     alpha = ops.stop_gradient(v / (1 - iou + v + scalar_like(eps, v)))

@@ -42,8 +42,8 @@ def _inter_union(a: _Coords, g: _Coords) -> Tuple[Tensor, Tensor]:
     xk1, yk1 = ops.maximum(x1, x1g), ops.maximum(y1, y1g)
     xk2, yk2 = ops.minimum(x2, x2g), ops.minimum(y2, y2g)
     overlap = ops.logical_and(yk2 > yk1, xk2 > xk1)
-    inter = (xk2 - xk1) * (yk2 - yk1)
-    inter = ops.where(overlap, inter, ops.zeros_like(inter))
+    # the product with the mask, not ``where``: see _box_utils.clamp_min0
+    inter = (xk2 - xk1) * (yk2 - yk1) * overlap.astype(x1.dtype)
     union = (x2 - x1) * (y2 - y1) + (x2g - x1g) * (y2g - y1g) - inter
     return inter, union
 

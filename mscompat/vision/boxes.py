@@ -323,8 +323,8 @@ def masks_to_boxes(masks: Tensor) -> Tensor:
 
     def first_last(hit: Tensor, length: int) -> Tuple[Tensor, Tensor]:
         pos = ops.arange(0, length, dtype=ms.float32)
-        first = ops.where(hit, pos, ops.full_like(pos, length)).min(1)
-        last = ops.where(hit, pos, ops.full_like(pos, -1)).max(1)
+        first = ops.amin(ops.where(hit, pos, ops.full_like(pos, length)), 1)
+        last = ops.amax(ops.where(hit, pos, ops.full_like(pos, -1)), 1)
         return first, last
 
     y1, y2 = first_last(rows, h)
