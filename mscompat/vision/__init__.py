@@ -33,7 +33,6 @@ from mscompat.vision.boxes import box_convert as box_convert
 from mscompat.vision.boxes import clip_boxes_to_image as clip_boxes_to_image
 from mscompat.vision.boxes import masks_to_boxes as masks_to_boxes
 from mscompat.vision.boxes import remove_small_boxes as remove_small_boxes
-from mscompat.vision.boxes import remove_small_boxes_static as remove_small_boxes_static
 from mscompat.vision.drop_block import DropBlock2d as DropBlock2d
 from mscompat.vision.drop_block import DropBlock3d as DropBlock3d
 from mscompat.vision.drop_block import StochasticDepth as StochasticDepth
@@ -51,8 +50,7 @@ __all__: List[str] = [
     "StochasticDepth", "box_area", "box_convert", "box_iou", "clip_boxes_to_image",
     "complete_box_iou", "complete_box_iou_loss", "distance_box_iou", "distance_box_iou_loss",
     "drop_block2d", "drop_block3d", "generalized_box_iou", "generalized_box_iou_loss",
-    "masks_to_boxes", "remove_small_boxes", "remove_small_boxes_static", "sigmoid_focal_loss",
-    "stochastic_depth",
+    "masks_to_boxes", "remove_small_boxes", "sigmoid_focal_loss", "stochastic_depth",
 ]
 # fmt: on
 # END GENERATED

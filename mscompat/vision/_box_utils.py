@@ -6,7 +6,7 @@ from typing import Any, Tuple
 
 import mindspore as ms
 import numpy as np
-from mindspore import Tensor, ops
+from mindspore import Tensor
 from mindspore.ops import constexpr
 
 from mscompat._checks import check_tensor

@@ -85,8 +85,9 @@ def _inter_union(boxes1: Tensor, boxes2: Tensor, fmt: str) -> Tuple[Tensor, Tens
     area1, area2 = _area(boxes1, fmt), _area(boxes2, fmt)
     ax1, ay1, ax2, ay2 = _corners(boxes1, fmt)
     bx1, by1, bx2, by2 = _corners(boxes2, fmt)
-    w = clamp_min0(upcast(ops.minimum(_rows(ax2), _cols(bx2)) - ops.maximum(_rows(ax1), _cols(bx1))))
-    h = clamp_min0(upcast(ops.minimum(_rows(ay2), _cols(by2)) - ops.maximum(_rows(ay1), _cols(by1))))
+    w = ops.minimum(_rows(ax2), _cols(bx2)) - ops.maximum(_rows(ax1), _cols(bx1))
+    h = ops.minimum(_rows(ay2), _cols(by2)) - ops.maximum(_rows(ay1), _cols(by1))
+    w, h = clamp_min0(upcast(w)), clamp_min0(upcast(h))
     inter = w * h
     areas = _rows(area1) + _cols(area2)
     if areas.dtype != inter.dtype:

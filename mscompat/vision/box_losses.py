@@ -224,4 +224,3 @@ def complete_box_iou_loss(
     v = scalar_like(_FOUR_OVER_PI2, d) * (d * d)
     alpha = ops.stop_gradient(v / (1 - iou + v + scalar_like(eps, v)))
     return _reduce(diou_loss + alpha * v, reduction)
-

@@ -9,7 +9,7 @@ computed in float32 as torchvision's ``_upcast`` does). Only the axis-aligned fo
 
 from __future__ import annotations
 
-from typing import Any, Sequence, Tuple
+from typing import Any, Optional, Sequence, Tuple
 
 import mindspore as ms
 from mindspore import Tensor, ops
@@ -29,7 +29,6 @@ __all__ = [
     "clip_boxes_to_image",
     "masks_to_boxes",
     "remove_small_boxes",
-    "remove_small_boxes_static",
 ]
 
 
@@ -187,33 +186,37 @@ def _keep_mask(boxes: Tensor, min_size: float) -> Tensor:
     return ops.logical_and(ws >= bound, hs >= bound)
 
 
-def _check_small_boxes_args(boxes: Any, min_size: Any) -> Tuple[Tensor, float]:
-    boxes = check_boxes(boxes, "boxes", min_ndim=2)
-    if boxes.ndim != 2:
-        raise ValueError(f"boxes must have shape (N, 4), but got boxes.shape={boxes.shape}")
-    return boxes, check_number(min_size, "min_size")
-
-
-def remove_small_boxes(boxes: Tensor, min_size: float) -> Tensor:
+def remove_small_boxes(
+    boxes: Tensor, min_size: float, *, size: Optional[int] = None, fill_value: int = -1
+) -> Tensor:
     """Indices of the boxes whose sides are both at least ``min_size``.
 
     Mirrors ``torchvision.ops.remove_small_boxes``: keeps box :math:`i` when
     :math:`x_2 - x_1 \\ge \\text{min\\_size}` and :math:`y_2 - y_1 \\ge \\text{min\\_size}`.
 
-    The length of the result depends on the data: under ``ms.jit`` use
-    :func:`remove_small_boxes_static`, whose output has a fixed length.
+    The number of kept boxes depends on the data. With ``size`` (an extension, keyword-only,
+    in the manner of ``jax.numpy.nonzero(..., size=, fill_value=)`` and PyTorch's
+    ``nonzero_static``) the result has exactly ``size`` entries, a static shape for
+    ``ms.jit``: the first kept indices, then ``fill_value``; with the default
+    ``fill_value=-1`` the count of kept boxes is ``(keep >= 0).sum()``, and ``size=N`` (the
+    number of boxes) never drops one. Without ``size`` MindSpore 2.10 runs the dynamic shape
+    on CPU in graph mode too.
 
     Args:
         boxes (Tensor[N, 4]): boxes in ``(x1, y1, x2, y2)`` format.
         min_size (float): minimum side length.
+        size (int, optional): length of the result (``>= 0``); None: the number of kept
+            boxes, as torchvision.
+        fill_value (int): the entries past the kept boxes when ``size`` is given. Default: -1.
 
     Returns:
-        Tensor[K]: int64 indices of the kept boxes, ascending.
+        Tensor[K] or Tensor[size]: int64 indices of the kept boxes, ascending.
 
     Raises:
-        TypeError: ``boxes`` not a Tensor of a box dtype, ``min_size`` not a number.
+        TypeError: ``boxes`` not a Tensor of a box dtype, ``min_size`` not a number, ``size``
+            or ``fill_value`` not ints.
         ValueError: ``boxes`` not of shape ``(N, 4)`` (torchvision also takes ``(..., 4)``
-            and returns the first-dim index of each kept box).
+            and returns the first-dim index of each kept box), ``size < 0``.
 
     Example:
         >>> import mindspore as ms
@@ -221,66 +224,35 @@ def remove_small_boxes(boxes: Tensor, min_size: float) -> Tensor:
         >>> boxes = ms.Tensor([[0.0, 0.0, 5.0, 5.0], [0.0, 0.0, 0.5, 9.0], [1.0, 1.0, 3.0, 2.0]])
         >>> remove_small_boxes(boxes, 1.0)
         Tensor(shape=[2], dtype=Int64, value= [0, 2])
+        >>> def static(b):
+        ...     return remove_small_boxes(b, 1.0, size=3)
+        >>> ms.jit(static)(boxes)
+        Tensor(shape=[3], dtype=Int64, value= [ 0,  2, -1])
     """
-    boxes, min_size = _check_small_boxes_args(boxes, min_size)
-    if boxes.shape[0] == 0:
-        return ops.zeros((0,), ms.int64)
-    keep = _keep_mask(boxes, min_size)
-    return ops.nonzero(keep).reshape(-1).astype(ms.int64)
-
-
-def remove_small_boxes_static(
-    boxes: Tensor, min_size: float, *, size: int, fill_value: int = -1
-) -> Tuple[Tensor, Tensor]:
-    """:func:`remove_small_boxes` with an output of fixed length, for ``ms.jit``.
-
-    In the manner of PyTorch's ``nonzero_static(input, *, size, fill_value=-1)``: the first
-    ``count`` entries are :func:`remove_small_boxes`'s indices (the first ``size`` of them if
-    there are more), the rest are ``fill_value``. ``size=N`` (the number of boxes) never drops
-    an index.
-
-    Args:
-        boxes (Tensor[N, 4]): boxes in ``(x1, y1, x2, y2)`` format.
-        min_size (float): minimum side length.
-        size (int): length of the result, ``>= 0``.
-        fill_value (int): value of the entries past the kept boxes. Default: -1.
-
-    Returns:
-        Tuple[Tensor[size], Tensor[]]: int64 indices (ascending, then ``fill_value``) and the
-        int64 number of kept boxes (it may exceed ``size``).
-
-    Raises:
-        TypeError: as :func:`remove_small_boxes`; ``size``/``fill_value`` not ints.
-        ValueError: as :func:`remove_small_boxes`; ``size < 0``.
-
-    Example:
-        >>> import mindspore as ms
-        >>> from mscompat.vision import remove_small_boxes_static
-        >>> boxes = ms.Tensor([[0.0, 0.0, 5.0, 5.0], [0.0, 0.0, 0.5, 9.0], [1.0, 1.0, 3.0, 2.0]])
-        >>> keep, count = ms.jit(lambda b: remove_small_boxes_static(b, 1.0, size=3))(boxes)
-        >>> keep, count
-        (Tensor(shape=[3], dtype=Int64, value= [ 0,  2, -1]), Tensor(shape=[], dtype=Int64, value= 2))
-    """
-    boxes, min_size = _check_small_boxes_args(boxes, min_size)
-    size = check_int(size, "size")
+    boxes = check_boxes(boxes, "boxes", min_ndim=2)
+    if boxes.ndim != 2:
+        raise ValueError(f"boxes must have shape (N, 4), but got boxes.shape={boxes.shape}")
+    min_size = check_number(min_size, "min_size")
     fill_value = check_int(fill_value, "fill_value")
-    if size < 0:
-        raise ValueError(f"size must be >= 0, but got size={size}")
+    if size is not None:
+        size = check_int(size, "size")
+        if size < 0:
+            raise ValueError(f"size must be >= 0, but got size={size}")
     n = boxes.shape[0]
+    if size is None:
+        if n == 0:
+            return ops.zeros((0,), ms.int64)
+        return ops.nonzero(_keep_mask(boxes, min_size)).reshape(-1).astype(ms.int64)
     if n == 0 or size == 0:
-        count = ops.zeros((), ms.int64)
-        if n:
-            count = _keep_mask(boxes, min_size).astype(ms.int64).sum()
-        return ops.fill(ms.int64, (size,), fill_value), count
+        return ops.fill(ms.int64, (size,), fill_value)
     keep = _keep_mask(boxes, min_size).astype(ms.int64)
-    count = keep.sum()
     # Each kept box goes to its rank among the kept ones; the others (and ranks past ``size``)
     # go to a spare slot ``size``, which is cut off. Slots hold index + 1 (0: empty).
     rank = ops.cumsum(keep, 0) - 1
     slot = ops.where(ops.logical_and(keep > 0, rank < size), rank, ops.full_like(rank, size))
     values = ops.arange(1, n + 1, dtype=ms.int64) * keep
     out = ops.scatter_nd(slot.reshape(-1, 1), values, (size + 1,))[:size]
-    return ops.where(out > 0, out - 1, ops.full_like(out, fill_value)), count
+    return ops.where(out > 0, out - 1, ops.full_like(out, fill_value))
 
 
 def masks_to_boxes(masks: Tensor) -> Tensor:
@@ -332,4 +304,3 @@ def masks_to_boxes(masks: Tensor) -> Tensor:
     found = ops.any(rows, 1).reshape(-1, 1)
     boxes = ops.stack((x1, y1, x2, y2), 1)
     return ops.where(found, boxes, ops.zeros_like(boxes))
-

@@ -226,10 +226,8 @@ def stochastic_depth(input: Tensor, p: float, mode: str, training: bool = True) 
     if not training or p == 0.0:
         return input
     survival = 1.0 - p
-    if mode == "row":
-        shape = (input.shape[0],) + (1,) * (input.ndim - 1)
-    else:
-        shape = (1,) * input.ndim
+    whole = mode == "batch"
+    shape = (1,) * input.ndim if whole else (input.shape[0],) + (1,) * (input.ndim - 1)
     if input.size == 0:
         return input * 1
     noise = _bernoulli(shape, survival, input.dtype)

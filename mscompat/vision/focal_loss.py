@@ -81,10 +81,8 @@ def sigmoid_focal_loss(
     if not 0 <= alpha <= 1 and alpha != -1:
         raise ValueError(f"alpha must be in the range [0, 1] or -1 for no weighting, got {alpha}")
     check_reduction(reduction)
-    if inputs.size == 0:
-        loss = inputs * 1
-    else:
-        loss = _focal(inputs, targets, alpha, gamma)
+    # no kernel on an empty input
+    loss = inputs * 1 if inputs.size == 0 else _focal(inputs, targets, alpha, gamma)
     if reduction == "mean":
         return _mean(loss)
     if reduction == "sum":

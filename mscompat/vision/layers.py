@@ -32,6 +32,8 @@ class FrozenBatchNorm2d(nn.Cell):
     The four tensors are parameters that are not trained (``requires_grad=False``) named as
     torchvision's buffers, ``weight``, ``bias``, ``running_mean``, ``running_var``: a PyTorch
     state dict loads by name (``num_batches_tracked`` is ignored, as torchvision does).
+    torchvision has no functional form of this block; its op database entry compares it with
+    the PyTorch module, loaded with the same state.
 
     Args:
         num_features (int): number of channels ``C``.
@@ -63,8 +65,12 @@ class FrozenBatchNorm2d(nn.Cell):
             raise ValueError(f"num_features must be >= 1, but got {num_features}")
         self.num_features = num_features
         self.eps = check_number(eps, "eps")
-        for name, value in (("weight", 1.0), ("bias", 0.0), ("running_mean", 0.0),
-                            ("running_var", 1.0)):
+        for name, value in (
+            ("weight", 1.0),
+            ("bias", 0.0),
+            ("running_mean", 0.0),
+            ("running_var", 1.0),
+        ):
             data = Tensor(np.full((num_features,), value, np.float32))
             setattr(self, name, Parameter(data, name=name, requires_grad=False))
 
@@ -118,6 +124,8 @@ class Conv2dNormActivation(nn.SequentialCell):
 
     Mirrors ``torchvision.ops.Conv2dNormActivation``: a ``Conv2d`` (children ``0``), then
     ``norm_layer(out_channels)`` and ``activation_layer()`` where they are not None.
+    torchvision has no functional form of this block; its op database entry compares it with
+    the PyTorch module, loaded with the same state, in inference and training mode.
 
     Args:
         in_channels (int): input channels.
@@ -173,14 +181,26 @@ class Conv2dNormActivation(nn.SequentialCell):
                 f"in_channels ({in_channels}) and out_channels ({out_channels}) must be "
                 f"divisible by groups ({groups})"
             )
-        ks, st, dil = (_pair(kernel_size, "kernel_size"), _pair(stride, "stride"),
-                       _pair(dilation, "dilation"))
+        ks, st, dil = (
+            _pair(kernel_size, "kernel_size"),
+            _pair(stride, "stride"),
+            _pair(dilation, "dilation"),
+        )
         pad_mode, pad = _conv_padding(padding, ks, dil, st)
         if bias is None:
             bias = norm_layer is None
         layers: List[nn.Cell] = [
-            nn.Conv2d(in_channels, out_channels, ks, st, pad_mode=pad_mode, padding=pad,
-                      dilation=dil, group=groups, has_bias=bool(bias))
+            nn.Conv2d(
+                in_channels,
+                out_channels,
+                ks,
+                st,
+                pad_mode=pad_mode,
+                padding=pad,
+                dilation=dil,
+                group=groups,
+                has_bias=bool(bias),
+            )
         ]
         if norm_layer is not None:
             layers.append(norm_layer(out_channels))
@@ -196,6 +216,8 @@ class SqueezeExcitation(nn.Cell):
     Mirrors ``torchvision.ops.SqueezeExcitation``:
     :math:`y = x \\cdot \\sigma(W_2\\,\\delta(W_1\\,\\text{avgpool}(x)))`, with ``fc1``,
     ``fc2`` 1x1 convolutions with bias (torchvision's names).
+    torchvision has no functional form of this block; its op database entry compares it with
+    the PyTorch module, loaded with the same state.
 
     Args:
         input_channels (int): channels of the input.

@@ -29,7 +29,6 @@ from mscompat.vision.boxes import (
     clip_boxes_to_image,
     masks_to_boxes,
     remove_small_boxes,
-    remove_small_boxes_static,
 )
 from mscompat.vision.focal_loss import sigmoid_focal_loss
 
@@ -112,8 +111,11 @@ def area_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
     a = np.concatenate([adversarial_pair(rng, dtype)[0], huge_boxes(rng, 2, dtype)])
     yield SampleInput((a,), name="xyxy: zero-area, ties, huge")
     yield SampleInput((boxes_in(rng, 5, dtype, "cxcywh"),), {"fmt": "cxcywh"}, name="cxcywh")
-    yield SampleInput((boxes_xyxy(rng, 3, dtype, lead=(2,))[:, 0],), {"fmt": "xywh"},
-                      name="xywh, batched (2, 3, 4)")
+    yield SampleInput(
+        (boxes_xyxy(rng, 3, dtype, lead=(2,))[:, 0],),
+        {"fmt": "xywh"},
+        name="xywh, batched (2, 3, 4)",
+    )
     yield SampleInput((np.zeros((0, 4), dtype),), name="empty")
 
 
@@ -232,15 +234,9 @@ def small_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]
     yield SampleInput((a, 2), name="sides exactly min_size (>=), int min_size")
     yield SampleInput((b, 1e9), name="none kept")
     yield SampleInput((np.zeros((0, 4), dtype), 1.0), name="empty")
-
-
-def small_static_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
-    b = boxes_xyxy(rng, 10, dtype)
-    yield SampleInput((b, 2.5), {"size": 10}, name="size N")
-    yield SampleInput((np.zeros((0, 4), dtype), 1.0), {"size": 2}, name="empty, size 2")
+    yield SampleInput((b, 2.5), {"size": 10}, name="size N (static)")
     yield SampleInput((b, 2.0), {"size": 3, "fill_value": -7}, name="size 3 < kept, fill -7")
-    yield SampleInput((b, 2.0), {"size": 14}, name="size 14 > N")
-    yield SampleInput((b, 2.0), {"size": 0}, name="size 0")
+    yield SampleInput((np.zeros((0, 4), dtype), 1.0), {"size": 2}, name="empty, size 2")
 
 
 def small_errors() -> Iterator[ErrorInput]:
@@ -248,11 +244,6 @@ def small_errors() -> Iterator[ErrorInput]:
     yield ErrorInput(SampleInput((b[:, :3], 1.0)), ValueError, r"boxes must have shape \(N, 4\)")
     yield ErrorInput(SampleInput((b[None], 1.0)), ValueError, r"boxes must have shape \(N, 4\)")
     yield ErrorInput(SampleInput((b, "1")), TypeError, r"min_size must be a number")
-
-
-def small_static_errors() -> Iterator[ErrorInput]:
-    b = np.ones((3, 4), np.float32)
-    yield from small_errors()
     yield ErrorInput(SampleInput((b, 1.0), {"size": -1}), ValueError, r"size must be >= 0")
     yield ErrorInput(SampleInput((b, 1.0), {"size": 2.0}), TypeError, r"size must be an int")
     yield ErrorInput(
@@ -328,8 +319,15 @@ def focal_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]
     ext.reshape(-1)[0::3] = 1e4
     ext.reshape(-1)[1::3] = -1e4
     yield SampleInput((ext, hard), {"reduction": "mean"}, name="logits +-1e4")
-    yield SampleInput(((rng.standard_normal((2, 3, 4))).astype(dtype),
-                       rng.uniform(size=(2, 3, 4)).astype(dtype), 1.0, 2.5), name="3-D, a1 g2.5")
+    yield SampleInput(
+        (
+            (rng.standard_normal((2, 3, 4))).astype(dtype),
+            rng.uniform(size=(2, 3, 4)).astype(dtype),
+            1.0,
+            2.5,
+        ),
+        name="3-D, a1 g2.5",
+    )
     e = np.zeros((0, 5), dtype)
     yield SampleInput((e, e), {"reduction": "mean"}, name="empty mean (NaN)")
 
@@ -373,46 +371,89 @@ def _entry(name: str, op: Any, samples: Any, errors: Any, **extra: Any) -> OpInf
 _IOU_EXTRA: Tuple[Tuple[str, Any], ...] = (("eps 0.1", {"eps": 0.1}),)
 
 OPS: List[OpInfo] = [
-    _entry("box_area", box_area, every_dtype_first(area_samples), area_errors,
-           dtypes=BOX_DTYPES),
-    _entry("box_convert", box_convert, every_dtype_first(convert_samples), convert_errors,
-           dtypes=BOX_DTYPES),
-    _entry("box_iou", box_iou, every_dtype_first(iou_samples(FMTS), 2),
-           iou_errors(True, False), dtypes=BOX_DTYPES, grad_argnums=(0, 1), bench_input=iou_bench),
-    _entry("generalized_box_iou", generalized_box_iou,
-           every_dtype_first(iou_samples(("xyxy",))), iou_errors(False, False),
-           dtypes=BOX_DTYPES, grad_argnums=(0, 1)),
-    *(
-        _entry(name, op, every_dtype_first(iou_samples(("xyxy",), _IOU_EXTRA)),
-               iou_errors(False, True), dtypes=BOX_DTYPES, grad_argnums=(0, 1))
-        for name, op in (("distance_box_iou", distance_box_iou),
-                         ("complete_box_iou", complete_box_iou))
+    _entry("box_area", box_area, every_dtype_first(area_samples), area_errors, dtypes=BOX_DTYPES),
+    _entry(
+        "box_convert",
+        box_convert,
+        every_dtype_first(convert_samples),
+        convert_errors,
+        dtypes=BOX_DTYPES,
     ),
-    _entry("clip_boxes_to_image", clip_boxes_to_image, every_dtype_first(clip_samples),
-           clip_errors, dtypes=BOX_DTYPES),
-    _entry("remove_small_boxes", remove_small_boxes, every_dtype_first(small_samples),
-           small_errors, dtypes=BOX_DTYPES, grad_argnums=()),
-    OpInfo(
-        name="vision.remove_small_boxes_static",
-        op=remove_small_boxes_static,
-        ref=_ref("remove_small_boxes_static"),
-        mirrors="torchvision.ops.remove_small_boxes with torch.nonzero_static's size/fill_value",
-        sample_inputs=every_dtype_first(small_static_samples),
-        error_inputs=small_static_errors,
+    _entry(
+        "box_iou",
+        box_iou,
+        every_dtype_first(iou_samples(FMTS), 2),
+        iou_errors(True, False),
+        dtypes=BOX_DTYPES,
+        grad_argnums=(0, 1),
+        bench_input=iou_bench,
+    ),
+    _entry(
+        "generalized_box_iou",
+        generalized_box_iou,
+        every_dtype_first(iou_samples(("xyxy",))),
+        iou_errors(False, False),
+        dtypes=BOX_DTYPES,
+        grad_argnums=(0, 1),
+    ),
+    *(
+        _entry(
+            name,
+            op,
+            every_dtype_first(iou_samples(("xyxy",), _IOU_EXTRA)),
+            iou_errors(False, True),
+            dtypes=BOX_DTYPES,
+            grad_argnums=(0, 1),
+        )
+        for name, op in (
+            ("distance_box_iou", distance_box_iou),
+            ("complete_box_iou", complete_box_iou),
+        )
+    ),
+    _entry(
+        "clip_boxes_to_image",
+        clip_boxes_to_image,
+        every_dtype_first(clip_samples),
+        clip_errors,
+        dtypes=BOX_DTYPES,
+    ),
+    _entry(
+        "remove_small_boxes",
+        remove_small_boxes,
+        every_dtype_first(small_samples),
+        small_errors,
         dtypes=BOX_DTYPES,
         grad_argnums=(),
     ),
-    _entry("masks_to_boxes", masks_to_boxes, every_dtype_first(masks_samples), masks_errors,
-           dtypes=("bool", "uint8", "float32"), grad_argnums=()),
+    _entry(
+        "masks_to_boxes",
+        masks_to_boxes,
+        every_dtype_first(masks_samples),
+        masks_errors,
+        dtypes=("bool", "uint8", "float32"),
+        grad_argnums=(),
+    ),
     *(
-        _entry(name, op, every_dtype_first(samples), loss_errors,
-               dtypes=FLOATS + ("int64",), grad_argnums=(0, 1), bench_input=loss_bench)
+        _entry(
+            name,
+            op,
+            every_dtype_first(samples),
+            loss_errors,
+            dtypes=FLOATS + ("int64",),
+            grad_argnums=(0, 1),
+            bench_input=loss_bench,
+        )
         for name, op, samples in (
             ("generalized_box_iou_loss", generalized_box_iou_loss, zero_area_loss_samples),
             ("distance_box_iou_loss", distance_box_iou_loss, zero_area_loss_samples),
             ("complete_box_iou_loss", complete_box_iou_loss, loss_samples),
         )
     ),
-    _entry("sigmoid_focal_loss", sigmoid_focal_loss, every_dtype_first(focal_samples, 2),
-           focal_errors, bench_input=focal_bench),
+    _entry(
+        "sigmoid_focal_loss",
+        sigmoid_focal_loss,
+        every_dtype_first(focal_samples, 2),
+        focal_errors,
+        bench_input=focal_bench,
+    ),
 ]

@@ -10,7 +10,7 @@ wrappers that load one seeded state dict, by torchvision's names, on both sides.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import mindspore as ms
 import numpy as np
@@ -105,36 +105,50 @@ def drop_block_cell_samples(dims: int) -> Any:
     def samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
         x = _normal(rng, (2, 3) + (4,) * dims, dtype)
         extra = {} if dims == 2 else {"dims": 3}
-        yield SampleInput((x,), init_kwargs={"p": 0.5, "block_size": 3, "train": False, **extra},
-                          name="inference mode: identity")
-        yield SampleInput((x,), init_kwargs={"p": 1.0, "block_size": 1, "eps": 1e-3, **extra},
-                          name="training, p=1: all dropped")
+        yield SampleInput(
+            (x,),
+            init_kwargs={"p": 0.5, "block_size": 3, "train": False, **extra},
+            name="inference mode: identity",
+        )
+        yield SampleInput(
+            (x,),
+            init_kwargs={"p": 1.0, "block_size": 1, "eps": 1e-3, **extra},
+            name="training, p=1: all dropped",
+        )
 
     return samples
 
 
 def stochastic_cell_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
     x = _normal(rng, (4, 3), dtype)
-    yield SampleInput((x,), init_kwargs={"p": 0.3, "mode": "row", "train": False},
-                      name="inference mode: identity")
+    yield SampleInput(
+        (x,), init_kwargs={"p": 0.3, "mode": "row", "train": False}, name="inference mode: identity"
+    )
     yield SampleInput((x,), init_kwargs={"p": 1.0, "mode": "batch"}, name="p=1: zeros")
 
 
 def cell_errors(dims: int) -> Any:
     def errors() -> Iterator[ErrorInput]:
         x = np.ones((1, 1) + (5,) * dims, np.float32)
-        yield ErrorInput(SampleInput((x,), init_kwargs={"p": 2.0, "block_size": 3}),
-                         ValueError, r"drop probability")
-        yield ErrorInput(SampleInput((x,), init_kwargs={"p": 0.5, "block_size": 2}),
-                         ValueError, r"block size should be odd")
+        yield ErrorInput(
+            SampleInput((x,), init_kwargs={"p": 2.0, "block_size": 3}),
+            ValueError,
+            r"drop probability",
+        )
+        yield ErrorInput(
+            SampleInput((x,), init_kwargs={"p": 0.5, "block_size": 2}),
+            ValueError,
+            r"block size should be odd",
+        )
 
     return errors
 
 
 def stochastic_cell_errors() -> Iterator[ErrorInput]:
     x = np.ones((4, 3), np.float32)
-    yield ErrorInput(SampleInput((x,), init_kwargs={"p": 0.5, "mode": "rows"}), ValueError,
-                     r"mode has to be")
+    yield ErrorInput(
+        SampleInput((x,), init_kwargs={"p": 0.5, "mode": "rows"}), ValueError, r"mode has to be"
+    )
 
 
 # ----------------------------------------------------------------------------- weights
@@ -147,8 +161,12 @@ def _set(param: Any, value: np.ndarray) -> None:
 def _load(cell: nn.Cell, state: Optional[Dict[str, np.ndarray]]) -> nn.Cell:
     """Load a torch-named state dict: by name, and BatchNorm2d's four by their torch names."""
     params = dict(cell.parameters_and_names())
-    renames = {"weight": "gamma", "bias": "beta", "running_mean": "moving_mean",
-               "running_var": "moving_variance"}
+    renames = {
+        "weight": "gamma",
+        "bias": "beta",
+        "running_mean": "moving_mean",
+        "running_var": "moving_variance",
+    }
     for name, value in (state or {}).items():
         if name not in params:
             prefix, _, leaf = name.rpartition(".")
@@ -158,8 +176,13 @@ def _load(cell: nn.Cell, state: Optional[Dict[str, np.ndarray]]) -> nn.Cell:
 
 
 _NORMS = {"bn": nn.BatchNorm2d, "frozen": FrozenBatchNorm2d, None: None}
-_ACTS = {"relu": nn.ReLU, "hardswish": nn.HSwish, "sigmoid": nn.Sigmoid,
-         "hardsigmoid": nn.HSigmoid, None: None}
+_ACTS = {
+    "relu": nn.ReLU,
+    "hardswish": nn.HSwish,
+    "sigmoid": nn.Sigmoid,
+    "hardsigmoid": nn.HSigmoid,
+    None: None,
+}
 _LAYER_ARGS = {
     "vision.Conv2dNormActivation": {"norm": "norm_layer", "act": "activation_layer"},
     "vision.SqueezeExcitation": {"act": "activation", "scale_act": "scale_activation"},
@@ -178,24 +201,34 @@ def _bn_state(rng: np.random.Generator, prefix: str, c: int, dtype: str) -> Dict
 def frozen_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
     x = _normal(rng, (2, 3, 4, 5), dtype)
     yield SampleInput((x,), init_kwargs={"num_features": 3}, name="defaults")
-    yield SampleInput((x,), init_kwargs={"num_features": 3, "eps": 1e-3,
-                                         "state": _bn_state(rng, "", 3, dtype)},
-                      name="loaded state, eps 1e-3")
+    yield SampleInput(
+        (x,),
+        init_kwargs={"num_features": 3, "eps": 1e-3, "state": _bn_state(rng, "", 3, dtype)},
+        name="loaded state, eps 1e-3",
+    )
 
 
 def frozen_errors() -> Iterator[ErrorInput]:
     x = np.ones((2, 3, 4, 4), np.float32)
-    yield ErrorInput(SampleInput((x,), init_kwargs={"num_features": 4}), ValueError,
-                     r"x must have shape \(N, 4, H, W\)")
-    yield ErrorInput(SampleInput((x,), init_kwargs={"num_features": 3.0}), TypeError,
-                     r"num_features must be an int")
+    yield ErrorInput(
+        SampleInput((x,), init_kwargs={"num_features": 4}),
+        ValueError,
+        r"x must have shape \(N, 4, H, W\)",
+    )
+    yield ErrorInput(
+        SampleInput((x,), init_kwargs={"num_features": 3.0}),
+        TypeError,
+        r"num_features must be an int",
+    )
 
 
-def _conv_state(rng: np.random.Generator, cin: int, cout: int, k: Any, groups: int,
-                norm: Any, bias: bool) -> Dict[str, Any]:
+def _conv_state(
+    rng: np.random.Generator, cin: int, cout: int, k: Any, groups: int, norm: Any, bias: bool
+) -> Dict[str, Any]:
     kh, kw = (k, k) if isinstance(k, int) else k
-    state = {"0.weight": (rng.standard_normal((cout, cin // groups, kh, kw)) * 0.3)
-             .astype(np.float32)}
+    state = {
+        "0.weight": (rng.standard_normal((cout, cin // groups, kh, kw)) * 0.3).astype(np.float32)
+    }
     if bias:
         state["0.bias"] = _normal(rng, (cout,), "float32")
     if norm is not None:
@@ -205,34 +238,54 @@ def _conv_state(rng: np.random.Generator, cin: int, cout: int, k: Any, groups: i
 
 def conv_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
     x = _normal(rng, (2, 4, 7, 6), dtype)
-    cases = [
+    cases: List[Tuple[str, Dict[str, Any]]] = [
         ("defaults: 3x3, BatchNorm2d (inference), ReLU", {}),
         ("stride 2, BatchNorm2d in training mode", {"stride": 2, "train": True}),
-        ("(3, 1) kernel, dilation 2, groups 2, frozen BN, Hardswish",
-         {"kernel_size": (3, 1), "dilation": 2, "groups": 2, "norm": "frozen",
-          "act": "hardswish"}),
-        ("no norm (bias), no activation, padding 0",
-         {"kernel_size": 1, "padding": 0, "norm": None, "act": None}),
+        (
+            "(3, 1) kernel, dilation 2, groups 2, frozen BN, Hardswish",
+            {
+                "kernel_size": (3, 1),
+                "dilation": 2,
+                "groups": 2,
+                "norm": "frozen",
+                "act": "hardswish",
+            },
+        ),
+        (
+            "no norm (bias), no activation, padding 0",
+            {"kernel_size": 1, "padding": 0, "norm": None, "act": None},
+        ),
     ]
     for name, extra in cases:
         kw: Dict[str, Any] = {"in_channels": 4, "out_channels": 6, **extra}
         bias = extra.get("norm", "bn") is None
-        kw["state"] = _conv_state(rng, 4, 6, kw.get("kernel_size", 3), kw.get("groups", 1),
-                                  kw.get("norm", "bn"), bias)
+        kw["state"] = _conv_state(
+            rng, 4, 6, kw.get("kernel_size", 3), kw.get("groups", 1), kw.get("norm", "bn"), bias
+        )
         yield SampleInput((x,), init_kwargs=kw, name=name)
 
 
 def conv_errors() -> Iterator[ErrorInput]:
     x = np.ones((1, 4, 5, 5), np.float32)
-    yield ErrorInput(SampleInput((x,), init_kwargs={"in_channels": 4, "out_channels": 6,
-                                                    "groups": 4}),
-                     ValueError, r"must be divisible by groups")
-    yield ErrorInput(SampleInput((x,), init_kwargs={"in_channels": 4, "out_channels": 6,
-                                                    "stride": 2, "padding": "same"}),
-                     ValueError, r"padding='same' is not supported for strided")
-    yield ErrorInput(SampleInput((x,), init_kwargs={"in_channels": 4, "out_channels": 6,
-                                                    "kernel_size": (3, 3, 3)}),
-                     ValueError, r"kernel_size must be an int or a pair")
+    yield ErrorInput(
+        SampleInput((x,), init_kwargs={"in_channels": 4, "out_channels": 6, "groups": 4}),
+        ValueError,
+        r"must be divisible by groups",
+    )
+    yield ErrorInput(
+        SampleInput(
+            (x,), init_kwargs={"in_channels": 4, "out_channels": 6, "stride": 2, "padding": "same"}
+        ),
+        ValueError,
+        r"padding='same' is not supported for strided",
+    )
+    yield ErrorInput(
+        SampleInput(
+            (x,), init_kwargs={"in_channels": 4, "out_channels": 6, "kernel_size": (3, 3, 3)}
+        ),
+        ValueError,
+        r"kernel_size must be an int or a pair",
+    )
 
 
 def se_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
@@ -244,16 +297,23 @@ def se_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
             "fc2.weight": _normal(rng, (6, 3, 1, 1), dtype),
             "fc2.bias": _normal(rng, (6,), dtype),
         }
-        kw = {"input_channels": 6, "squeeze_channels": 3, "act": act, "scale_act": scale_act,
-              "state": state}
+        kw = {
+            "input_channels": 6,
+            "squeeze_channels": 3,
+            "act": act,
+            "scale_act": scale_act,
+            "state": state,
+        }
         yield SampleInput((x,), init_kwargs=kw, name=f"{act} / {scale_act}")
 
 
 def se_errors() -> Iterator[ErrorInput]:
     x = np.ones((1, 4, 5, 5), np.float32)
-    yield ErrorInput(SampleInput((x,), init_kwargs={"input_channels": 4,
-                                                    "squeeze_channels": 0}),
-                     ValueError, r"squeeze_channels must be >= 1")
+    yield ErrorInput(
+        SampleInput((x,), init_kwargs={"input_channels": 4, "squeeze_channels": 0}),
+        ValueError,
+        r"squeeze_channels must be >= 1",
+    )
 
 
 def _fn(name: str, op: Any, samples: Any, errors: Any, **extra: Any) -> OpInfo:
@@ -284,23 +344,64 @@ def _cell(name: str, op: Any, ref: str, samples: Any, errors: Any, **extra: Any)
 
 
 OPS: List[OpInfo] = [
-    _fn("drop_block2d", drop_block2d, every_dtype_first(drop_block_samples(2), 3),
-        drop_block_errors(2)),
-    _fn("drop_block3d", drop_block3d, every_dtype_first(drop_block_samples(3)),
-        drop_block_errors(3)),
-    _fn("stochastic_depth", stochastic_depth, every_dtype_first(stochastic_samples, 2),
-        stochastic_errors),
-    _cell("DropBlock2d", DropBlock2d, "drop_block_module",
-          every_dtype_first(drop_block_cell_samples(2)), cell_errors(2)),
-    _cell("DropBlock3d", DropBlock3d, "drop_block_module",
-          every_dtype_first(drop_block_cell_samples(3)), cell_errors(3)),
-    _cell("StochasticDepth", StochasticDepth, "stochastic_depth_module",
-          every_dtype_first(stochastic_cell_samples), stochastic_cell_errors),
-    _cell("FrozenBatchNorm2d", FrozenBatchNorm2d, "FrozenBatchNorm2d",
-          every_dtype_first(frozen_samples), frozen_errors),
+    _fn(
+        "drop_block2d",
+        drop_block2d,
+        every_dtype_first(drop_block_samples(2), 3),
+        drop_block_errors(2),
+    ),
+    _fn(
+        "drop_block3d", drop_block3d, every_dtype_first(drop_block_samples(3)), drop_block_errors(3)
+    ),
+    _fn(
+        "stochastic_depth",
+        stochastic_depth,
+        every_dtype_first(stochastic_samples, 2),
+        stochastic_errors,
+    ),
+    _cell(
+        "DropBlock2d",
+        DropBlock2d,
+        "drop_block_module",
+        every_dtype_first(drop_block_cell_samples(2)),
+        cell_errors(2),
+    ),
+    _cell(
+        "DropBlock3d",
+        DropBlock3d,
+        "drop_block_module",
+        every_dtype_first(drop_block_cell_samples(3)),
+        cell_errors(3),
+    ),
+    _cell(
+        "StochasticDepth",
+        StochasticDepth,
+        "stochastic_depth_module",
+        every_dtype_first(stochastic_cell_samples),
+        stochastic_cell_errors,
+    ),
+    _cell(
+        "FrozenBatchNorm2d",
+        FrozenBatchNorm2d,
+        "FrozenBatchNorm2d",
+        every_dtype_first(frozen_samples),
+        frozen_errors,
+    ),
     # MindSpore's Conv2d on CPU runs float16/float32: the blocks are checked in float32.
-    _cell("Conv2dNormActivation", Conv2dNormActivation, "conv2d_norm_activation",
-          conv_samples, conv_errors, dtypes=("float32",)),
-    _cell("SqueezeExcitation", SqueezeExcitation, "squeeze_excitation", se_samples,
-          se_errors, dtypes=("float32",)),
+    _cell(
+        "Conv2dNormActivation",
+        Conv2dNormActivation,
+        "conv2d_norm_activation",
+        conv_samples,
+        conv_errors,
+        dtypes=("float32",),
+    ),
+    _cell(
+        "SqueezeExcitation",
+        SqueezeExcitation,
+        "squeeze_excitation",
+        se_samples,
+        se_errors,
+        dtypes=("float32",),
+    ),
 ]

@@ -10,7 +10,7 @@ against torchvision 0.28's own functions (``tools``-free script in the vision he
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
 import torch.nn.functional as F
@@ -131,20 +131,18 @@ def clip_boxes_to_image(boxes: Tensor, size: Tuple[int, int]) -> Tensor:
     return torch.stack((x, y), dim=boxes.dim()).reshape(boxes.shape)
 
 
-def remove_small_boxes(boxes: Tensor, min_size: float) -> Tensor:
+def remove_small_boxes(
+    boxes: Tensor, min_size: float, *, size: Optional[int] = None, fill_value: int = -1
+) -> Tensor:
+    """torchvision's; with ``size``, padded as PyTorch's ``nonzero_static`` pads."""
     ws, hs = boxes[..., 2] - boxes[..., 0], boxes[..., 3] - boxes[..., 1]
-    return torch.where((ws >= min_size) & (hs >= min_size))[0]
-
-
-def remove_small_boxes_static(
-    boxes: Tensor, min_size: float, *, size: int, fill_value: int = -1
-) -> Tuple[Tensor, Tensor]:
-    """The static form, from :func:`remove_small_boxes` (PyTorch's ``nonzero_static`` way)."""
-    keep = remove_small_boxes(boxes, min_size)
+    keep = torch.where((ws >= min_size) & (hs >= min_size))[0]
+    if size is None:
+        return keep
     out = torch.full((size,), fill_value, dtype=torch.int64)
     n = min(size, keep.numel())
     out[:n] = keep[:n]
-    return out, torch.tensor(keep.numel(), dtype=torch.int64)
+    return out
 
 
 def masks_to_boxes(masks: Tensor) -> Tensor:
@@ -199,9 +197,11 @@ def _diou_loss(boxes1: Tensor, boxes2: Tensor, eps: float = 1e-7) -> Tuple[Tenso
     iou = inter / (union + eps)
     x1, y1, x2, y2 = boxes1.unbind(dim=-1)
     x1g, y1g, x2g, y2g = boxes2.unbind(dim=-1)
-    diag = ((torch.max(x2, x2g) - torch.min(x1, x1g)) ** 2) + (
-        (torch.max(y2, y2g) - torch.min(y1, y1g)) ** 2
-    ) + eps
+    diag = (
+        ((torch.max(x2, x2g) - torch.min(x1, x1g)) ** 2)
+        + ((torch.max(y2, y2g) - torch.min(y1, y1g)) ** 2)
+        + eps
+    )
     centers = (((x2 + x1) / 2 - (x1g + x2g) / 2) ** 2) + (((y2 + y1) / 2 - (y1g + y2g) / 2) ** 2)
     return 1 - iou + (centers / diag), iou
 
@@ -252,20 +252,33 @@ def sigmoid_focal_loss(
 # ----------------------------------------------------------------------------- layers
 
 
-def drop_block2d(input: Tensor, p: float, block_size: int, inplace: bool = False,
-                 eps: float = 1e-6, training: bool = True) -> Tensor:
+def drop_block2d(
+    input: Tensor,
+    p: float,
+    block_size: int,
+    inplace: bool = False,
+    eps: float = 1e-6,
+    training: bool = True,
+) -> Tensor:
     """Deterministic cases only (``training=False``, ``p=0``, all seeds drawn): the random
     mask is checked by properties in ``tests/test_vision_layers.py``."""
     return _drop_block(input, p, block_size, eps, training, 2)
 
 
-def drop_block3d(input: Tensor, p: float, block_size: int, inplace: bool = False,
-                 eps: float = 1e-6, training: bool = True) -> Tensor:
+def drop_block3d(
+    input: Tensor,
+    p: float,
+    block_size: int,
+    inplace: bool = False,
+    eps: float = 1e-6,
+    training: bool = True,
+) -> Tensor:
     return _drop_block(input, p, block_size, eps, training, 3)
 
 
-def _drop_block(x: Tensor, p: float, block_size: int, eps: float, training: bool,
-                dims: int) -> Tensor:
+def _drop_block(
+    x: Tensor, p: float, block_size: int, eps: float, training: bool, dims: int
+) -> Tensor:
     """torchvision's algorithm where it is deterministic: ``gamma == 1`` (``p == 1`` with
     ``block_size`` 1 or covering the input) draws every seed."""
     if not training or p == 0.0:
@@ -298,14 +311,22 @@ class FrozenBatchNorm2d(nn.Module):
     """torchvision's ``FrozenBatchNorm2d``; ``state``: the four buffers as NumPy arrays (their
     dtype is kept)."""
 
-    def __init__(self, num_features: int, eps: float = 1e-5,
-                 state: Optional[Any] = None) -> None:
+    def __init__(self, num_features: int, eps: float = 1e-5, state: Optional[Any] = None) -> None:
         super().__init__()
         self.eps = eps
-        for name, init in (("weight", torch.ones), ("bias", torch.zeros),
-                           ("running_mean", torch.zeros), ("running_var", torch.ones)):
+        for name, init in (
+            ("weight", torch.ones),
+            ("bias", torch.zeros),
+            ("running_mean", torch.zeros),
+            ("running_var", torch.ones),
+        ):
             value = init(num_features) if state is None else torch.from_numpy(state[name])
             self.register_buffer(name, value)
+
+    weight: Tensor
+    bias: Tensor
+    running_mean: Tensor
+    running_var: Tensor
 
     def forward(self, x: Tensor) -> Tensor:
         w = self.weight.reshape(1, -1, 1, 1)
@@ -319,7 +340,7 @@ class FrozenBatchNorm2d(nn.Module):
 
 def _load(module: nn.Module, state: Any) -> nn.Module:
     with torch.no_grad():
-        for name, value in state.items():
+        for name, value in (state or {}).items():
             owner = module
             *path, leaf = name.split(".")
             for part in path:
@@ -328,16 +349,30 @@ def _load(module: nn.Module, state: Any) -> nn.Module:
     return module
 
 
-_NORMS = {"bn": nn.BatchNorm2d, "frozen": FrozenBatchNorm2d, None: None}
-_ACTS = {"relu": nn.ReLU, "hardswish": nn.Hardswish, "sigmoid": nn.Sigmoid,
-         "hardsigmoid": nn.Hardsigmoid, None: None}
+_NORMS: Dict[Any, Any] = {"bn": nn.BatchNorm2d, "frozen": FrozenBatchNorm2d, None: None}
+_ACTS: Dict[Any, Any] = {
+    "relu": nn.ReLU,
+    "hardswish": nn.Hardswish,
+    "sigmoid": nn.Sigmoid,
+    "hardsigmoid": nn.Hardsigmoid,
+    None: None,
+}
 
 
-def conv2d_norm_activation(in_channels: int, out_channels: int, kernel_size: Any = 3,
-                           stride: Any = 1, padding: Any = None, groups: int = 1,
-                           norm: Any = "bn", act: Any = "relu", dilation: Any = 1,
-                           bias: Optional[bool] = None, state: Any = None,
-                           train: bool = False) -> nn.Module:
+def conv2d_norm_activation(
+    in_channels: int,
+    out_channels: int,
+    kernel_size: Any = 3,
+    stride: Any = 1,
+    padding: Any = None,
+    groups: int = 1,
+    norm: Any = "bn",
+    act: Any = "relu",
+    dilation: Any = 1,
+    bias: Optional[bool] = None,
+    state: Any = None,
+    train: bool = False,
+) -> nn.Module:
     """torchvision's ``Conv2dNormActivation`` (plain ``nn.Sequential``) with ``state``."""
     if padding is None:
         if isinstance(kernel_size, int) and isinstance(dilation, int):
@@ -348,8 +383,18 @@ def conv2d_norm_activation(in_channels: int, out_channels: int, kernel_size: Any
             padding = tuple((ks[i] - 1) // 2 * dl[i] for i in range(2))
     if bias is None:
         bias = norm is None
-    layers = [nn.Conv2d(in_channels, out_channels, kernel_size, stride, padding,
-                        dilation=dilation, groups=groups, bias=bias)]
+    layers: List[nn.Module] = [
+        nn.Conv2d(
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride,
+            padding,
+            dilation=dilation,
+            groups=groups,
+            bias=bias,
+        )
+    ]
     if norm is not None:
         layers.append(_NORMS[norm](out_channels))
     if act is not None:
@@ -372,14 +417,20 @@ class _SqueezeExcitation(nn.Module):
         return scale * x
 
 
-def squeeze_excitation(input_channels: int, squeeze_channels: int, act: str = "relu",
-                       scale_act: str = "sigmoid", state: Any = None) -> Callable[..., Tensor]:
+def squeeze_excitation(
+    input_channels: int,
+    squeeze_channels: int,
+    act: str = "relu",
+    scale_act: str = "sigmoid",
+    state: Any = None,
+) -> Callable[..., Tensor]:
     """torchvision's ``SqueezeExcitation`` with ``state``."""
     return _load(_SqueezeExcitation(input_channels, squeeze_channels, act, scale_act), state)
 
 
-def drop_block_module(p: float, block_size: int, train: bool = True, dims: int = 2,
-                      **kwargs: Any) -> Callable[..., Tensor]:
+def drop_block_module(
+    p: float, block_size: int, train: bool = True, dims: int = 2, **kwargs: Any
+) -> Callable[..., Tensor]:
     def call(x: Tensor) -> Tensor:
         fn = drop_block2d if dims == 2 else drop_block3d
         return fn(x, p, block_size, training=train, **kwargs)
