@@ -17,7 +17,6 @@ import mindspore as ms
 from mindspore import Tensor, ops
 
 from mscompat._checks import check_finite_number
-from mscompat.losses.utils import scalar_like
 from mscompat.vision._box_utils import (
     as_float,
     check_boxes,
@@ -196,7 +195,7 @@ def _diou_iou(boxes1: Tensor, boxes2: Tensor, eps: float) -> Tuple[Tensor, Tenso
     iou = _div(inter, union)
     wi, hi = _enclosing_wh(boxes1, boxes2)
     diag = as_float(wi * wi + hi * hi)
-    diag = diag + scalar_like(eps, diag)
+    diag = diag + ms.Tensor(eps, diag.dtype)
     x_p = as_float(boxes1[..., 0] + boxes1[..., 2]) / 2
     y_p = as_float(boxes1[..., 1] + boxes1[..., 3]) / 2
     x_g = as_float(boxes2[..., 0] + boxes2[..., 2]) / 2
@@ -289,6 +288,6 @@ def complete_box_iou(boxes1: Tensor, boxes2: Tensor, eps: float = 1e-7) -> Tenso
     w_gt = _cols(boxes2[..., 2] - boxes2[..., 0])
     h_gt = _cols(boxes2[..., 3] - boxes2[..., 1])
     d = ops.atan(_div(w_pred, h_pred)) - ops.atan(_div(w_gt, h_gt))
-    v = scalar_like(_FOUR_OVER_PI2, d) * (d * d)
-    alpha = ops.stop_gradient(v / (1 - iou + v + scalar_like(eps, v)))
+    v = ms.Tensor(_FOUR_OVER_PI2, d.dtype) * (d * d)
+    alpha = ops.stop_gradient(v / (1 - iou + v + ms.Tensor(eps, v.dtype)))
     return diou - alpha * v

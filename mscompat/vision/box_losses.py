@@ -11,10 +11,10 @@ from __future__ import annotations
 import math
 from typing import Tuple
 
+import mindspore as ms
 from mindspore import Tensor, ops
 
 from mscompat._checks import check_finite_number, check_reduction, check_same_shape
-from mscompat.losses.utils import scalar_like
 from mscompat.vision._box_utils import check_boxes, upcast_non_float
 
 __all__ = ["complete_box_iou_loss", "distance_box_iou_loss", "generalized_box_iou_loss"]
@@ -25,10 +25,11 @@ _Coords = Tuple[Tensor, Tensor, Tensor, Tensor]
 def _check(
     boxes1: Tensor, boxes2: Tensor, reduction: str, eps: float
 ) -> Tuple[Tensor, Tensor, float]:
+    eps = check_finite_number(eps, "eps")
     boxes1 = check_boxes(boxes1, "boxes1")
     boxes2 = check_same_shape(boxes1, check_boxes(boxes2, "boxes2"), "boxes1", "boxes2")
     check_reduction(reduction)
-    return boxes1, boxes2, check_finite_number(eps, "eps")
+    return boxes1, boxes2, eps
 
 
 def _unbind(b: Tensor) -> _Coords:
@@ -110,7 +111,7 @@ def generalized_box_iou_loss(
         return _empty(boxes1, reduction)
     a, g = _unbind(upcast_non_float(boxes1)), _unbind(upcast_non_float(boxes2))
     inter, union = _inter_union(a, g)
-    e = scalar_like(eps, union)
+    e = ms.Tensor(eps, union.dtype)
     iou = inter / (union + e)
     xc1, yc1, xc2, yc2 = _enclosing(a, g)
     area_c = (xc2 - xc1) * (yc2 - yc1)
@@ -121,7 +122,7 @@ def generalized_box_iou_loss(
 def _diou_loss(a: _Coords, g: _Coords, eps: float) -> Tuple[Tensor, Tensor]:
     """torchvision's ``_diou_iou_loss``: the DIoU loss and the IoU."""
     inter, union = _inter_union(a, g)
-    e = scalar_like(eps, union)
+    e = ms.Tensor(eps, union.dtype)
     iou = inter / (union + e)
     xc1, yc1, xc2, yc2 = _enclosing(a, g)
     cw, ch = xc2 - xc1, yc2 - yc1
@@ -221,6 +222,6 @@ def complete_box_iou_loss(
     w_pred, h_pred = a[2] - a[0], a[3] - a[1]
     w_gt, h_gt = g[2] - g[0], g[3] - g[1]
     d = ops.atan(w_gt / h_gt) - ops.atan(w_pred / h_pred)
-    v = scalar_like(_FOUR_OVER_PI2, d) * (d * d)
-    alpha = ops.stop_gradient(v / (1 - iou + v + scalar_like(eps, v)))
+    v = ms.Tensor(_FOUR_OVER_PI2, d.dtype) * (d * d)
+    alpha = ops.stop_gradient(v / (1 - iou + v + ms.Tensor(eps, v.dtype)))
     return _reduce(diou_loss + alpha * v, reduction)
