@@ -230,9 +230,8 @@ def distance_box_iou(boxes1: Tensor, boxes2: Tensor, eps: float = 1e-7) -> Tenso
         >>> from mscompat.vision import distance_box_iou
         >>> a = ms.Tensor([[0.0, 0.0, 2.0, 2.0]])
         >>> b = ms.Tensor([[1.0, 0.0, 3.0, 2.0]])
-        >>> distance_box_iou(a, b)
-        Tensor(shape=[1, 1], dtype=Float32, value=
-        [[ 2.33333334e-01]])
+        >>> distance_box_iou(a, b).asnumpy().astype(float).round(4).tolist()
+        [[0.2564]]
     """
     boxes1, boxes2, shape = _check_pair(boxes1, boxes2)
     eps = check_finite_number(eps, "eps")
@@ -273,9 +272,8 @@ def complete_box_iou(boxes1: Tensor, boxes2: Tensor, eps: float = 1e-7) -> Tenso
         >>> from mscompat.vision import complete_box_iou
         >>> a = ms.Tensor([[0.0, 0.0, 2.0, 2.0]])
         >>> b = ms.Tensor([[1.0, 0.0, 3.0, 4.0]])
-        >>> complete_box_iou(a, b)
-        Tensor(shape=[1, 1], dtype=Float32, value=
-        [[ 1.17976144e-01]])
+        >>> complete_box_iou(a, b).asnumpy().astype(float).round(4).tolist()
+        [[0.1179]]
     """
     boxes1, boxes2, shape = _check_pair(boxes1, boxes2)
     eps = check_finite_number(eps, "eps")

@@ -100,11 +100,12 @@ def generalized_box_iou_loss(
         ValueError: last dim not 4, different shapes, invalid ``reduction``.
 
     Example:
-        >>>         >>> from mscompat.vision import generalized_box_iou_loss
+        >>> import mindspore as ms
+        >>> from mscompat.vision import generalized_box_iou_loss
         >>> a = ms.Tensor([[0.0, 0.0, 2.0, 2.0], [0.0, 0.0, 1.0, 1.0]])
         >>> b = ms.Tensor([[1.0, 1.0, 3.0, 3.0], [2.0, 0.0, 3.0, 1.0]])
-        >>> generalized_box_iou_loss(a, b)
-        Tensor(shape=[2], dtype=Float32, value= [ 1.07936513e+00,  1.33333325e+00])
+        >>> generalized_box_iou_loss(a, b).asnumpy().astype(float).round(4).tolist()
+        [1.0794, 1.3333]
     """
     boxes1, boxes2, eps = _check(boxes1, boxes2, reduction, eps)
     if boxes1.size == 0:
@@ -159,11 +160,12 @@ def distance_box_iou_loss(
         TypeError, ValueError: as :func:`generalized_box_iou_loss`.
 
     Example:
-        >>>         >>> from mscompat.vision import distance_box_iou_loss
+        >>> import mindspore as ms
+        >>> from mscompat.vision import distance_box_iou_loss
         >>> a = ms.Tensor([[0.0, 0.0, 2.0, 2.0]])
         >>> b = ms.Tensor([[1.0, 0.0, 3.0, 2.0]])
-        >>> distance_box_iou_loss(a, b, reduction="sum")
-        Tensor(shape=[], dtype=Float32, value= 0.766667)
+        >>> round(float(distance_box_iou_loss(a, b, reduction="sum")), 4)
+        0.7436
     """
     boxes1, boxes2, eps = _check(boxes1, boxes2, reduction, eps)
     if boxes1.size == 0:
@@ -208,11 +210,12 @@ def complete_box_iou_loss(
         TypeError, ValueError: as :func:`generalized_box_iou_loss`.
 
     Example:
-        >>>         >>> from mscompat.vision import complete_box_iou_loss
+        >>> import mindspore as ms
+        >>> from mscompat.vision import complete_box_iou_loss
         >>> a = ms.Tensor([[0.0, 0.0, 2.0, 2.0]])
         >>> b = ms.Tensor([[1.0, 0.0, 3.0, 4.0]])
-        >>> complete_box_iou_loss(a, b)
-        Tensor(shape=[1], dtype=Float32, value= [ 8.82023871e-01])
+        >>> complete_box_iou_loss(a, b).asnumpy().astype(float).round(4).tolist()
+        [0.8821]
     """
     boxes1, boxes2, eps = _check(boxes1, boxes2, reduction, eps)
     if boxes1.size == 0:
