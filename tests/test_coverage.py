@@ -121,6 +121,8 @@ def test_public_name_has_an_op_database_entry(package, name, obj):
     )
     if isinstance(obj, type):
         assert _ENTRIES[id(obj)].is_cell, f"{package}.{name} is a Cell without its own entry"
+        if "has no functional form" in (obj.__doc__ or ""):
+            return  # a block without a function in PyTorch/torchvision (FrozenBatchNorm2d...)
         see = re.search(r"See\s+:func:`~?([\w.]+)`", obj.__doc__ or "")
         assert see, f"{package}.{name}'s docstring does not say 'See :func:`...`'"
         function = _resolve(obj.__module__, see.group(1).rpartition(".")[2])
