@@ -25,14 +25,6 @@ Example:
 # the __all__ of each public module of this package
 from typing import List
 
-from mscompat.vision.deform_conv import DeformConv2d as DeformConv2d
-from mscompat.vision.deform_conv import deform_conv2d as deform_conv2d
-from mscompat.vision.nms import batched_nms as batched_nms
-from mscompat.vision.nms import nms as nms
-
-# fmt: off
-__all__: List[str] = [
-    "DeformConv2d", "batched_nms", "deform_conv2d", "nms",
 from mscompat.vision.box_iou import box_iou as box_iou
 from mscompat.vision.box_iou import complete_box_iou as complete_box_iou
 from mscompat.vision.box_iou import distance_box_iou as distance_box_iou
@@ -45,6 +37,8 @@ from mscompat.vision.boxes import box_convert as box_convert
 from mscompat.vision.boxes import clip_boxes_to_image as clip_boxes_to_image
 from mscompat.vision.boxes import masks_to_boxes as masks_to_boxes
 from mscompat.vision.boxes import remove_small_boxes as remove_small_boxes
+from mscompat.vision.deform_conv import DeformConv2d as DeformConv2d
+from mscompat.vision.deform_conv import deform_conv2d as deform_conv2d
 from mscompat.vision.drop_block import DropBlock2d as DropBlock2d
 from mscompat.vision.drop_block import DropBlock3d as DropBlock3d
 from mscompat.vision.drop_block import StochasticDepth as StochasticDepth
@@ -55,14 +49,17 @@ from mscompat.vision.focal_loss import sigmoid_focal_loss as sigmoid_focal_loss
 from mscompat.vision.layers import Conv2dNormActivation as Conv2dNormActivation
 from mscompat.vision.layers import FrozenBatchNorm2d as FrozenBatchNorm2d
 from mscompat.vision.layers import SqueezeExcitation as SqueezeExcitation
+from mscompat.vision.nms import batched_nms as batched_nms
+from mscompat.vision.nms import nms as nms
 
 # fmt: off
 __all__: List[str] = [
-    "Conv2dNormActivation", "DropBlock2d", "DropBlock3d", "FrozenBatchNorm2d", "SqueezeExcitation",
-    "StochasticDepth", "box_area", "box_convert", "box_iou", "clip_boxes_to_image",
-    "complete_box_iou", "complete_box_iou_loss", "distance_box_iou", "distance_box_iou_loss",
-    "drop_block2d", "drop_block3d", "generalized_box_iou", "generalized_box_iou_loss",
-    "masks_to_boxes", "remove_small_boxes", "sigmoid_focal_loss", "stochastic_depth",
+    "Conv2dNormActivation", "DeformConv2d", "DropBlock2d", "DropBlock3d", "FrozenBatchNorm2d",
+    "SqueezeExcitation", "StochasticDepth", "batched_nms", "box_area", "box_convert", "box_iou",
+    "clip_boxes_to_image", "complete_box_iou", "complete_box_iou_loss", "deform_conv2d",
+    "distance_box_iou", "distance_box_iou_loss", "drop_block2d", "drop_block3d",
+    "generalized_box_iou", "generalized_box_iou_loss", "masks_to_boxes", "nms",
+    "remove_small_boxes", "sigmoid_focal_loss", "stochastic_depth",
 ]
 # fmt: on
 # END GENERATED
