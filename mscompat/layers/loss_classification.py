@@ -72,7 +72,15 @@ def _nll(loss: Tensor, w: Tensor, red: str) -> Tensor:
         return loss.sum() if loss.size > 0 else ops.zeros((), loss.dtype)
     if loss.size == 0:
         return ops.fill(loss.dtype, (), float("nan"))
-    return loss.sum() / w.sum()  # all ignored: 0 / 0 = NaN, as PyTorch
+    return _safe_mean(loss.sum(), w.sum())
+
+
+def _safe_mean(total: Tensor, denominator: Tensor) -> Tensor:
+    """``total / denominator``; NaN for a zero denominator (every target ignored), as
+    PyTorch's, with a zero gradient there (PyTorch skips the ignored positions)."""
+    empty = denominator == 0
+    safe = ops.where(empty, ops.ones_like(denominator), denominator)
+    return ops.where(empty, ops.full_like(total, float("nan")), total / safe)
 
 
 @register("layers.nll_loss", "composite", note="gather of the target column, weighted mean")
@@ -120,7 +128,7 @@ def _cross_entropy_composite(
     elif smooth.size == 0:
         ret = ops.fill(smooth.dtype, (), float("nan"))
     else:
-        ret = smooth.sum() / (w.sum() if weight is not None else keep.sum())
+        ret = _safe_mean(smooth.sum(), w.sum() if weight is not None else keep.sum())
     return scalar(1 - smoothing, x) * nll + ret * scalar(smoothing / c, x)
 
 
@@ -146,6 +154,14 @@ def _check_weight(x: Tensor, weight: Any, c: int) -> Optional[Tensor]:
             f"weight must be 1-D with one value per class ({c}), but got weight.shape={w.shape}"
         )
     return upcast(w)
+
+
+def _empty(x: Tensor, per_position: Tensor, red: str) -> Tensor:
+    """The loss of an empty input, answered before any kernel (MindSpore's max refuses empty
+    input): zeros of the per-position shape, or a sum of 0, or a mean of NaN (PyTorch's)."""
+    if red == "none":
+        return ops.zeros(per_position.shape, x.dtype)
+    return ops.fill(x.dtype, (), 0.0 if red == "sum" else float("nan"))
 
 
 def _frames(x: Tensor, t: Tensor) -> Tuple[Tensor, Tensor]:
@@ -206,6 +222,8 @@ def nll_loss(
     class_dim, c = _class_shape(x, weight, t)
     w = _check_weight(x, weight, c)
     t = check_index_range(t, 0, c, ignore_index, "nll_loss")
+    if x.size == 0:
+        return _empty(x, t, red)
     xf, tf = _frames(upcast(x), t)
     out = call("layers.nll_loss", xf, tf, w, ignore_index, red)
     if red == "none" and x.ndim == 1:
@@ -297,6 +315,8 @@ def cross_entropy(
     w = _check_weight(x, weight, c)
     if t.dtype == ms.int64:
         t = check_index_range(t, 0, c, ignore_index, "cross_entropy")
+    if x.size == 0:
+        return _empty(x, t if t.dtype == ms.int64 else t.sum(1), red)
     xf, tf = _frames(upcast(x), t)
     out = call("layers.cross_entropy", xf, tf, w, ignore_index, red, smoothing)
     if red == "none" and x.ndim == 1:

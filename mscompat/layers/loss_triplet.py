@@ -190,6 +190,7 @@ class TripletMarginLoss(nn.Cell):
 
 
 Distance = Callable[[Tensor, Tensor], Tensor]
+_NOT_CALLABLE = (bool, int, float, str, tuple, list, dict, Tensor)
 
 
 @register(
@@ -246,10 +247,10 @@ def triplet_margin_with_distance_loss(
         2.0
     """
     a, pos, neg = _check_triplet(anchor, positive, negative)
-    if distance_function is not None and not callable(distance_function):
+    # ms.jit cannot evaluate callable(): values that are never callable are refused instead
+    if isinstance(distance_function, _NOT_CALLABLE):
         raise TypeError(
-            f"distance_function must be callable or None, but got "
-            f"{type(distance_function).__name__}"
+            f"distance_function must be callable or None, but got {distance_function!r}"
         )
     red = legacy_reduction(None, None, reduction)
     margin = check_number(margin, "margin")

@@ -23,6 +23,20 @@ Example:
 # the op database's torch_apis, by the rules of mscompat/_namespaces.py
 from typing import List
 
+from mscompat.layers.loss_classification import CrossEntropyLoss as CrossEntropyLoss
+from mscompat.layers.loss_classification import NLLLoss as NLLLoss
+from mscompat.layers.loss_divergence import GaussianNLLLoss as GaussianNLLLoss
+from mscompat.layers.loss_divergence import HuberLoss as HuberLoss
+from mscompat.layers.loss_divergence import KLDivLoss as KLDivLoss
+from mscompat.layers.loss_divergence import PoissonNLLLoss as PoissonNLLLoss
+from mscompat.layers.loss_margin import HingeEmbeddingLoss as HingeEmbeddingLoss
+from mscompat.layers.loss_margin import MarginRankingLoss as MarginRankingLoss
+from mscompat.layers.loss_margin import MultiLabelMarginLoss as MultiLabelMarginLoss
+from mscompat.layers.loss_margin import MultiMarginLoss as MultiMarginLoss
+from mscompat.layers.loss_margin import SoftMarginLoss as SoftMarginLoss
+from mscompat.layers.loss_triplet import CosineEmbeddingLoss as CosineEmbeddingLoss
+from mscompat.layers.loss_triplet import TripletMarginLoss as TripletMarginLoss
+from mscompat.layers.loss_triplet import TripletMarginWithDistanceLoss as TripletMarginWithDistanceLoss
 # mscompat.nn.functional is reachable from mscompat.nn as torch.nn.functional is
 from mscompat.nn import functional as functional
 from mscompat.shape.adaptive_pool import AdaptiveAvgPool1d as AdaptiveAvgPool1d
@@ -48,8 +62,11 @@ from mscompat.shape.reshape import Unflatten as Unflatten
 # fmt: off
 __all__: List[str] = [
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
-    "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "Flatten", "Fold", "MaxPool1d", "MaxPool2d",
-    "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "Unflatten", "Unfold", "Upsample",
+    "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "CosineEmbeddingLoss", "CrossEntropyLoss", "Flatten",
+    "Fold", "GaussianNLLLoss", "HingeEmbeddingLoss", "HuberLoss", "KLDivLoss", "MarginRankingLoss",
+    "MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d",
+    "MultiLabelMarginLoss", "MultiMarginLoss", "NLLLoss", "PoissonNLLLoss", "SoftMarginLoss",
+    "TripletMarginLoss", "TripletMarginWithDistanceLoss", "Unflatten", "Unfold", "Upsample",
     "UpsamplingBilinear2d", "UpsamplingNearest2d",
 ]
 # fmt: on
