@@ -34,7 +34,10 @@ _REDUCTIONS = ("none", "mean", "sum")
 
 
 def legacy_reduction(
-    size_average: Optional[bool], reduce_: Optional[bool], reduction: Any, extra: Tuple[str, ...] = ()
+    size_average: Optional[bool],
+    reduce_: Optional[bool],
+    reduction: Any,
+    extra: Tuple[str, ...] = (),
 ) -> str:
     """``reduction`` after PyTorch's deprecated ``size_average``/``reduce`` mapping
     (``torch.nn._reduction.legacy_get_string``): either given wins over ``reduction``; a

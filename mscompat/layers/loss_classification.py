@@ -212,7 +212,7 @@ def nll_loss(
         >>> import mindspore as ms
         >>> from mscompat.layers import nll_loss
         >>> logp = ms.Tensor([[-0.5, -1.0, -2.0], [-1.5, -0.2, -3.0]])
-        >>> float(nll_loss(logp, ms.Tensor([0, 1], ms.int64)))
+        >>> round(float(nll_loss(logp, ms.Tensor([0, 1], ms.int64))), 6)
         0.35
     """
     x = check_float_tensor(input, "input")
@@ -290,9 +290,9 @@ def cross_entropy(
         >>> logits = ms.Tensor([[2.0, 0.5, -1.0], [0.1, 0.2, 3.0]])
         >>> target = ms.Tensor([0, 2], ms.int64)
         >>> round(float(cross_entropy(logits, target)), 6)
-        0.158156
+        0.175456
         >>> round(float(cross_entropy(logits, target, label_smoothing=0.1)), 6)
-        0.293489
+        0.345456
     """
     x = check_float_tensor(input, "input")
     ignore_index = check_int(ignore_index, "ignore_index")
@@ -389,7 +389,7 @@ class CrossEntropyLoss(nn.Cell):
         >>> loss = CrossEntropyLoss(ignore_index=1)
         >>> logits = ms.Tensor([[2.0, 0.5, -1.0], [0.1, 0.2, 3.0]])
         >>> round(float(loss(logits, ms.Tensor([0, 1], ms.int64))), 6)
-        0.241081
+        0.241311
     """
 
     def __init__(

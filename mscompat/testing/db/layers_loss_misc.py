@@ -16,6 +16,7 @@ from mscompat.testing.opinfo import ErrorInput, OpInfo, SampleInput, TorchOpInfo
 __all__ = ["OPS", "l1_distance"]
 
 Samples = Callable[[str, np.random.Generator], Iterator[SampleInput]]
+Bad = Tuple[Tuple[Any, ...], Dict[str, Any], type, str]  # (args, kwargs, error type, match)
 _INTS = {d: "integer inputs: the losses take float tensors" for d in ("int32", "int64")}
 
 
@@ -110,9 +111,7 @@ def _soft_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]
 
 def _multilabel_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
     x = normal(rng, (4, 5), dtype)
-    t = np.array(
-        [[3, 0, -1, 1, 2], [1, 1, -1, 0, 0], [-1, 2, 3, 4, 0], [0, 1, 2, 3, 4]], np.int64
-    )
+    t = np.array([[3, 0, -1, 1, 2], [1, 1, -1, 0, 0], [-1, 2, 3, 4, 0], [0, 1, 2, 3, 4]], np.int64)
     yield from _reductions((x, t), {}, "-1 terminated, duplicate, none, all")
     yield SampleInput((x[0], t[0]), {"reduction": "none"}, name="1-D")
     ties = np.zeros((2, 5), dtype)
@@ -192,7 +191,7 @@ def _cosine_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInpu
 # ----------------------------------------------------------------------------- errors
 
 
-def _errors(*items: Tuple[Tuple[Any, ...], Dict[str, Any], type, str]) -> Callable[[], Any]:
+def _errors(*items: Bad) -> Callable[[], Any]:
     def errors() -> Iterator[ErrorInput]:
         for args, kwargs, kind, match in items:
             yield ErrorInput(SampleInput(args, kwargs), kind, match)
@@ -202,16 +201,16 @@ def _errors(*items: Tuple[Tuple[Any, ...], Dict[str, Any], type, str]) -> Callab
 
 _X = np.zeros((4, 3), np.float32)
 _Y = np.ones((4, 3), np.float32)
-_BAD_RED = ((_X, _Y), {"reduction": "avg"}, ValueError, r"reduction must be one of")
-_BAD_SHAPE = ((_X, _Y[:, :2]), {}, ValueError, r"target must broadcast with input")
-_BAD_DTYPE = ((_X.astype(np.int32), _Y), {}, TypeError, r"input must be a floating")
-_BAD_LEGACY = ((_X, _Y), {"reduce": 1}, TypeError, r"reduce must be a bool")
+_BAD_RED: Bad = ((_X, _Y), {"reduction": "avg"}, ValueError, r"reduction must be one of")
+_BAD_SHAPE: Bad = ((_X, _Y[:, :2]), {}, ValueError, r"target must broadcast with input")
+_BAD_DTYPE: Bad = ((_X.astype(np.int32), _Y), {}, TypeError, r"input must be a floating")
+_BAD_LEGACY: Bad = ((_X, _Y), {"reduce": 1}, TypeError, r"reduce must be a bool")
 _T3 = np.array([0, 1, 2, 1], np.int64)
 _TRIPLE = (_X, _Y, _Y)
 
 
 def _triplet_errors(distance: bool) -> Callable[[], Any]:
-    common = [
+    common: List[Bad] = [
         ((_X, _Y, _Y[0]), {}, ValueError, r"same number of dims"),
         (_TRIPLE, {"reduction": "max"}, ValueError, r"reduction must be"),
         ((_X.astype(np.int64), _Y, _Y), {}, TypeError, r"anchor must be a floating"),
