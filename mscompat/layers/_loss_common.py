@@ -24,8 +24,8 @@ __all__ = [
     "check_index_tensor",
     "check_dtype_match",
     "compute_dtype",
+    "apply_reduction",
     "legacy_reduction",
-    "reduce",
     "scalar",
     "upcast",
 ]
@@ -77,7 +77,7 @@ def scalar(value: float, x: Tensor) -> Any:
     return float(value)
 
 
-def reduce(loss: Tensor, reduction: str, dtype: Any) -> Tensor:
+def apply_reduction(loss: Tensor, reduction: str, dtype: Any) -> Tensor:
     """``loss`` reduced (``'none'``/``'mean'``/``'sum'``) and cast to ``dtype``: the sum of an
     empty loss is 0 and its mean NaN, as PyTorch's."""
     if reduction == "none":

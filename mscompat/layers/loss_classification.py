@@ -23,14 +23,11 @@ from mscompat.layers._loss_common import (
     check_index_range,
     check_index_tensor,
     legacy_reduction,
-    reduce,
     scalar,
     upcast,
 )
 
 __all__ = ["CrossEntropyLoss", "NLLLoss", "cross_entropy", "nll_loss"]
-
-_reduce = reduce  # the argument ``reduce`` of the public functions shadows the helper
 
 
 def _log_softmax(x: Tensor, dim: int) -> Tensor:

@@ -16,11 +16,11 @@ from mindspore import Tensor, nn, ops
 from mscompat._checks import check_bool, check_float_tensor, check_number
 from mscompat.custom_ops.registry import call, register
 from mscompat.layers._loss_common import (
+    apply_reduction,
     broadcast_pair,
     check_dtype_match,
     compute_dtype,
     legacy_reduction,
-    reduce,
     scalar,
     upcast,
 )
@@ -106,14 +106,11 @@ def kl_div(
     xb, tb = broadcast_pair(upcast(x), upcast(t), "input", "target")
     loss = call("layers.kl_div", xb, tb, log_target)
     if red != "batchmean":
-        return _reduce(loss, red, x.dtype)
-    total = _reduce(loss, "sum", compute_dtype(x.dtype))
+        return apply_reduction(loss, red, x.dtype)
+    total = apply_reduction(loss, "sum", compute_dtype(x.dtype))
     if x.ndim == 0:
         return total.astype(x.dtype)
     return (total / scalar(float(x.shape[0]), total)).astype(x.dtype)
-
-
-_reduce = reduce  # the argument ``reduce`` of the public functions shadows the helper
 
 
 class KLDivLoss(nn.Cell):
@@ -216,7 +213,7 @@ def huber_loss(
     loss = call("layers.huber_loss", xb, tb, delta)
     if weight is not None:
         loss = loss * upcast(weight)
-    return _reduce(loss, red, x.dtype)
+    return apply_reduction(loss, red, x.dtype)
 
 
 class HuberLoss(nn.Cell):
@@ -314,7 +311,7 @@ def poisson_nll_loss(
     red = legacy_reduction(size_average, reduce, reduction)
     xb, tb = broadcast_pair(upcast(x), upcast(t), "input", "target")
     loss = call("layers.poisson_nll_loss", xb, tb, log_input, full, eps)
-    return _reduce(loss, red, x.dtype)
+    return apply_reduction(loss, red, x.dtype)
 
 
 class PoissonNLLLoss(nn.Cell):
@@ -452,7 +449,7 @@ def gaussian_nll_loss(
     red = legacy_reduction(None, None, reduction)
     xb, tb = broadcast_pair(upcast(x), upcast(t), "input", "target")
     loss = call("layers.gaussian_nll_loss", xb, tb, upcast(v), full, eps)
-    return _reduce(loss, red, x.dtype)
+    return apply_reduction(loss, red, x.dtype)
 
 
 class GaussianNLLLoss(nn.Cell):

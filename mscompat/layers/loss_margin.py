@@ -14,13 +14,13 @@ from mindspore import Tensor, nn, ops
 from mscompat._checks import check_float_tensor, check_int, check_number
 from mscompat.custom_ops.registry import call, register
 from mscompat.layers._loss_common import (
+    apply_reduction,
     as_tensor,
     broadcast_pair,
     check_dtype_match,
     check_index_range,
     check_index_tensor,
     legacy_reduction,
-    reduce,
     scalar,
     upcast,
 )
@@ -37,8 +37,6 @@ __all__ = [
     "multilabel_margin_loss",
     "soft_margin_loss",
 ]
-
-_reduce = reduce  # the argument ``reduce`` of the public functions shadows the helper
 
 
 # ----------------------------------------------------------------------------- soft_margin_loss
@@ -91,7 +89,7 @@ def soft_margin_loss(
     y = check_dtype_match(x, target, "input", "target")
     red = legacy_reduction(size_average, reduce, reduction)
     xb, yb = broadcast_pair(upcast(x), upcast(y), "input", "target")
-    return _reduce(call("layers.soft_margin_loss", xb, yb), red, x.dtype)
+    return apply_reduction(call("layers.soft_margin_loss", xb, yb), red, x.dtype)
 
 
 class SoftMarginLoss(nn.Cell):
@@ -140,7 +138,7 @@ def _frames(x: Tensor, fn: str) -> Tuple[Tensor, int]:
     return x.reshape(1, -1), x.ndim
 
 
-def _frame_reduce(
+def _frameapply_reduction(
     per_frame: Tensor, red: str, keep_shape: Tuple[int, ...], dtype: ms.Type
 ) -> Tensor:
     """PyTorch's reduction of a per-frame loss: 'mean' of no frame is 0 (not NaN)."""
@@ -148,7 +146,7 @@ def _frame_reduce(
         return per_frame.reshape(keep_shape).astype(dtype)
     if per_frame.size == 0:
         return ops.fill(dtype, (), 0.0)
-    return _reduce(per_frame, red, dtype)
+    return apply_reduction(per_frame, red, dtype)
 
 
 def _one_hot(index: Tensor, c: int, dtype: ms.Type) -> Tensor:
@@ -222,9 +220,11 @@ def multilabel_margin_loss(
     t = check_index_range(t.reshape(frames.shape), -1, c, None, "multilabel_margin_loss")
     out_shape = (frames.shape[0],) if ndim == 2 else ()
     if frames.size == 0:
-        return _frame_reduce(ops.zeros((frames.shape[0],), frames.dtype), red, out_shape, x.dtype)
+        return _frameapply_reduction(
+            ops.zeros((frames.shape[0],), frames.dtype), red, out_shape, x.dtype
+        )
     per_frame = call("layers.multilabel_margin_loss", frames, t)
-    return _frame_reduce(per_frame, red, out_shape, x.dtype)
+    return _frameapply_reduction(per_frame, red, out_shape, x.dtype)
 
 
 class MultiLabelMarginLoss(nn.Cell):
@@ -347,9 +347,9 @@ def multi_margin_loss(
     t = check_index_range(t.reshape(n), 0, c, None, "multi_margin_loss")
     out_shape = tuple(t.shape) if target.ndim > 0 else ()
     if frames.size == 0:
-        return _frame_reduce(ops.zeros((n,), frames.dtype), red, out_shape, x.dtype)
+        return _frameapply_reduction(ops.zeros((n,), frames.dtype), red, out_shape, x.dtype)
     per_frame = call("layers.multi_margin_loss", frames, t, p, margin, weight)
-    return _frame_reduce(per_frame, red, out_shape, x.dtype)
+    return _frameapply_reduction(per_frame, red, out_shape, x.dtype)
 
 
 class MultiMarginLoss(nn.Cell):
@@ -450,7 +450,7 @@ def margin_ranking_loss(
     y = check_dtype_match(x1, target, "input1", "target")
     margin = check_number(margin, "margin")
     red = legacy_reduction(size_average, reduce, reduction)
-    if not x1.ndim == x2.ndim == y.ndim:
+    if x1.ndim != x2.ndim or x1.ndim != y.ndim:
         raise ValueError(
             "margin_ranking_loss(): input1, input2 and target must have the same number of "
             f"dims, but got shapes {x1.shape}, {x2.shape} and {y.shape}"
@@ -458,7 +458,7 @@ def margin_ranking_loss(
     a, b = broadcast_pair(upcast(x1), upcast(x2), "input1", "input2")
     a, yb = broadcast_pair(a, upcast(y), "input1", "target")
     b, _ = broadcast_pair(b, yb, "input2", "target")
-    return _reduce(call("layers.margin_ranking_loss", a, b, yb, margin), red, x1.dtype)
+    return apply_reduction(call("layers.margin_ranking_loss", a, b, yb, margin), red, x1.dtype)
 
 
 class MarginRankingLoss(nn.Cell):
@@ -550,7 +550,7 @@ def hinge_embedding_loss(
     margin = check_number(margin, "margin")
     red = legacy_reduction(size_average, reduce, reduction)
     xb, yb = broadcast_pair(upcast(x), upcast(y), "input", "target")
-    return _reduce(call("layers.hinge_embedding_loss", xb, yb, margin), red, x.dtype)
+    return apply_reduction(call("layers.hinge_embedding_loss", xb, yb, margin), red, x.dtype)
 
 
 class HingeEmbeddingLoss(nn.Cell):

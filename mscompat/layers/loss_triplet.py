@@ -14,9 +14,9 @@ from mindspore import Tensor, nn, ops
 from mscompat._checks import check_bool, check_float_tensor, check_number, is_float_dtype
 from mscompat.custom_ops.registry import call, register
 from mscompat.layers._loss_common import (
+    apply_reduction,
     check_dtype_match,
     legacy_reduction,
-    reduce,
     scalar,
     upcast,
 )
@@ -30,7 +30,6 @@ __all__ = [
     "triplet_margin_with_distance_loss",
 ]
 
-_reduce = reduce  # the argument ``reduce`` of the public functions shadows the helper
 _COSINE_EPS = 1e-12  # PyTorch's EPSILON in cosine_embedding_loss
 
 
@@ -65,7 +64,7 @@ def _check_triplet(anchor: Any, positive: Any, negative: Any) -> Any:
     a = check_float_tensor(anchor, "anchor")
     pos = check_dtype_match(a, positive, "anchor", "positive")
     neg = check_dtype_match(a, negative, "anchor", "negative")
-    if not a.ndim == pos.ndim == neg.ndim:
+    if a.ndim != pos.ndim or a.ndim != neg.ndim:
         raise ValueError(
             "anchor, positive and negative must have the same number of dims, but got "
             f"anchor {a.ndim}-D, positive {pos.ndim}-D and negative {neg.ndim}-D inputs"
@@ -131,7 +130,7 @@ def triplet_margin_loss(
     loss = call(
         "layers.triplet_margin_loss", upcast(a), upcast(pos), upcast(neg), margin, p, eps, swap
     )
-    return _reduce(loss, red, a.dtype)
+    return apply_reduction(loss, red, a.dtype)
 
 
 class TripletMarginLoss(nn.Cell):
@@ -269,7 +268,7 @@ def triplet_margin_with_distance_loss(
         if swap:
             d_neg = ops.minimum(d_neg, distance_function(pos, neg))
     loss = call("layers.triplet_margin_with_distance_loss", upcast(d_pos), upcast(d_neg), margin)
-    return _reduce(loss, red, anchor.dtype)
+    return apply_reduction(loss, red, anchor.dtype)
 
 
 class TripletMarginWithDistanceLoss(nn.Cell):
@@ -409,7 +408,7 @@ def cosine_embedding_loss(
             f"target.shape={y.shape}"
         )
     loss = call("layers.cosine_embedding_loss", upcast(x1), upcast(x2), upcast(y), margin)
-    return _reduce(loss, red, x1.dtype)
+    return apply_reduction(loss, red, x1.dtype)
 
 
 def _is_float(x: Any) -> bool:
