@@ -30,6 +30,14 @@ from mscompat.layers._loss_common import (
 __all__ = ["CrossEntropyLoss", "NLLLoss", "cross_entropy", "nll_loss"]
 
 
+def _logsumexp(x: Tensor, dim: int) -> Tuple[Tensor, Tensor]:
+    """``(m, log(sum(exp(x - m))))`` over ``dim`` (kept), ``m`` the max (a constant of the
+    gradient): ``log_softmax = (x - m) - second``, in this order, as PyTorch's (exact for
+    logits of 1e4, where ``x - logsumexp`` would lose the low bits)."""
+    top = ops.stop_gradient(x.max(dim, keepdims=True))
+    return top, ops.log(ops.exp(x - top).sum(dim, keepdims=True))
+
+
 def _log_softmax(x: Tensor, dim: int) -> Tensor:
     """``log_softmax`` in ``x``'s own precision (MindSpore's CPU kernel computes float64 in
     float32); the max is a constant of the gradient, as in every stable softmax."""
@@ -50,12 +58,20 @@ def _weight_row(weight: Tensor, ndim: int, class_dim: int) -> Tensor:
 
 
 def _picked(
-    logp: Tensor, target: Tensor, weight: Optional[Tensor], ignore_index: int
+    logp: Tensor,
+    target: Tensor,
+    weight: Optional[Tensor],
+    ignore_index: int,
+    shift: Optional[Tuple[Tensor, Tensor]] = None,
 ) -> Tuple[Tensor, Tensor]:
-    """(``-w[t] * logp[t]`` per position, ``w[t]`` per position), 0 where ignored."""
+    """(``-w[t] * logp[t]`` per position, ``w[t]`` per position), 0 where ignored; with
+    ``shift`` (:func:`_logsumexp`'s pair), ``logp`` holds the logits."""
     keep = target != ignore_index
     safe = ops.where(keep, target, ops.zeros_like(target))
-    value = ops.gather_elements(logp, 1, safe.expand_dims(1)).squeeze(1)
+    value = ops.gather_elements(logp, 1, safe.expand_dims(1))
+    if shift is not None:
+        value = (value - shift[0]) - shift[1]
+    value = value.squeeze(1)
     w = keep.astype(logp.dtype)
     if weight is not None:
         w = w * ops.gather(weight, safe, 0)
@@ -97,10 +113,10 @@ def _cross_entropy_composite(
     red: str,
     smoothing: float,
 ) -> Tensor:
-    logp = _log_softmax(x, 1)
     c = x.shape[1]
     w_row = None if weight is None else _weight_row(weight, x.ndim, 1)
     if target.dtype != ms.int64:  # class probabilities
+        logp = _log_softmax(x, 1)
         if smoothing > 0:
             target = target * scalar(1 - smoothing, x) + scalar(smoothing / c, x)
         prod = logp * target if w_row is None else logp * target * w_row
@@ -112,12 +128,19 @@ def _cross_entropy_composite(
         if loss.size == 0:
             return ops.fill(loss.dtype, (), float("nan"))
         return loss.sum() / scalar(float(loss.size), loss)
-    loss, w = _picked(logp, target, weight, ignore_index)
+    # class indices: log p_t = x_t - logsumexp(x), without the full log_softmax tensor
+    lse = _logsumexp(x, 1)
+    loss, w = _picked(x, target, weight, ignore_index, lse)
     nll = _nll(loss, w, red)
     if smoothing == 0:
         return nll
     keep = (target != ignore_index).astype(x.dtype)
-    smooth = -(logp if w_row is None else logp * w_row).sum(1) * keep
+    shifted = x - lse[0]
+    logs = lse[1].squeeze(1)
+    if w_row is None:  # sum_c log p_c = sum_c (x_c - m) - C log s
+        smooth = -(shifted.sum(1) - logs * scalar(float(c), x)) * keep
+    else:  # sum_c w_c log p_c = sum_c w_c (x_c - m) - log s sum_c w_c
+        smooth = -((shifted * w_row).sum(1) - logs * w_row.sum()) * keep
     if red == "none":
         ret = smooth
     elif red == "sum":
