@@ -438,7 +438,7 @@ OPS: List[OpInfo] = [
         "multilabel_margin_loss",
         _multilabel_samples,
         _errors(
-            _BAD_RED,
+            ((_X, _T3.repeat(3).reshape(4, 3) - 1), {"reduction": "avg"}, ValueError, r"reduction"),
             ((_X, _Y), {}, TypeError, r"target must be an int64"),
             ((_X, _T3), {}, ValueError, r"target must have input's shape"),
             ((_X, np.full((4, 3), 3, np.int64)), {}, ValueError, r"out of range.*\[-1, 3\)"),
@@ -452,7 +452,7 @@ OPS: List[OpInfo] = [
         "multi_margin_loss",
         _multi_margin_samples,
         _errors(
-            _BAD_RED,
+            ((_X, _T3), {"reduction": "avg"}, ValueError, r"reduction must be one of"),
             ((_X, _T3), {"p": 3}, ValueError, r"only p == 1 and p == 2 supported"),
             ((_X, _T3[:3]), {}, ValueError, r"target must be 0-D or 1-D with 4 elements"),
             ((_X, _T3 + 1), {}, ValueError, r"target holds a value out of range"),
