@@ -404,6 +404,15 @@ OPS: List[OpInfo] = [
         (0, 1),
         stride=3,
         skip=_INTS,
+        known=(
+            KnownDifference(
+                "nn.functional.poisson_nll_loss",
+                "float32",
+                (3, 24, 27, 33, 42, 48, 51, 57, 66),
+                "exp of inputs near 9 (values ~8e3) differs from PyTorch's in the last float32 "
+                "bits: relative 3e-6, over the default rtol 1.3e-6; float64 agrees",
+            ),
+        ),
     ),
     _entry(
         "gaussian_nll_loss",
@@ -496,6 +505,16 @@ OPS: List[OpInfo] = [
         (0, 1, 2),
         skip=_INTS,
         bench_input=_bench_pair((8192, 128), "triplet"),
+        known=tuple(
+            KnownDifference(
+                "nn.functional.triplet_margin_with_distance_loss",
+                dtype,
+                tuple(range(7)),
+                "PyTorch's samples pass a torch.nn.PairwiseDistance module as distance_function, "
+                "which cannot take MindSpore tensors (our samples pass a distance of each side)",
+            )
+            for dtype in ("float32", "float64")
+        ),
     ),
     _entry(
         "cosine_embedding_loss",
