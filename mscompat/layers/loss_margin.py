@@ -406,8 +406,8 @@ class MultiMarginLoss(nn.Cell):
 @register("layers.margin_ranking_loss", "composite", note="PyTorch's formula in MindSpore ops")
 def _ranking_pointwise(x1: Tensor, x2: Tensor, y: Tensor, margin: float) -> Tensor:
     z = -y * (x1 - x2) + scalar(margin, x1)
-    # PyTorch's clamp_min keeps NaN (inf - inf); MindSpore's relu and maximum give 0
-    return ops.where(ops.isnan(z), z, ops.relu(z))
+    # PyTorch's clamp_min keeps NaN (inf - inf), with a zero gradient; MindSpore's relu gives 0
+    return ops.where(ops.isnan(z), ops.stop_gradient(z), ops.relu(z))
 
 
 def margin_ranking_loss(
