@@ -26,6 +26,44 @@ __all__: List[str] = [
     "Embedding", "EmbeddingBag", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
     "LocalResponseNorm", "RMSNorm", "embedding", "embedding_bag", "instance_norm",
     "local_response_norm", "rms_norm", "scaled_dot_product_attention",
+from mscompat.layers.loss_classification import CrossEntropyLoss as CrossEntropyLoss
+from mscompat.layers.loss_classification import NLLLoss as NLLLoss
+from mscompat.layers.loss_classification import cross_entropy as cross_entropy
+from mscompat.layers.loss_classification import nll_loss as nll_loss
+from mscompat.layers.loss_divergence import GaussianNLLLoss as GaussianNLLLoss
+from mscompat.layers.loss_divergence import HuberLoss as HuberLoss
+from mscompat.layers.loss_divergence import KLDivLoss as KLDivLoss
+from mscompat.layers.loss_divergence import PoissonNLLLoss as PoissonNLLLoss
+from mscompat.layers.loss_divergence import gaussian_nll_loss as gaussian_nll_loss
+from mscompat.layers.loss_divergence import huber_loss as huber_loss
+from mscompat.layers.loss_divergence import kl_div as kl_div
+from mscompat.layers.loss_divergence import poisson_nll_loss as poisson_nll_loss
+from mscompat.layers.loss_margin import HingeEmbeddingLoss as HingeEmbeddingLoss
+from mscompat.layers.loss_margin import MarginRankingLoss as MarginRankingLoss
+from mscompat.layers.loss_margin import MultiLabelMarginLoss as MultiLabelMarginLoss
+from mscompat.layers.loss_margin import MultiMarginLoss as MultiMarginLoss
+from mscompat.layers.loss_margin import SoftMarginLoss as SoftMarginLoss
+from mscompat.layers.loss_margin import hinge_embedding_loss as hinge_embedding_loss
+from mscompat.layers.loss_margin import margin_ranking_loss as margin_ranking_loss
+from mscompat.layers.loss_margin import multi_margin_loss as multi_margin_loss
+from mscompat.layers.loss_margin import multilabel_margin_loss as multilabel_margin_loss
+from mscompat.layers.loss_margin import soft_margin_loss as soft_margin_loss
+from mscompat.layers.loss_triplet import CosineEmbeddingLoss as CosineEmbeddingLoss
+from mscompat.layers.loss_triplet import TripletMarginLoss as TripletMarginLoss
+from mscompat.layers.loss_triplet import TripletMarginWithDistanceLoss as TripletMarginWithDistanceLoss
+from mscompat.layers.loss_triplet import cosine_embedding_loss as cosine_embedding_loss
+from mscompat.layers.loss_triplet import triplet_margin_loss as triplet_margin_loss
+from mscompat.layers.loss_triplet import triplet_margin_with_distance_loss as triplet_margin_with_distance_loss
+
+# fmt: off
+__all__: List[str] = [
+    "CosineEmbeddingLoss", "CrossEntropyLoss", "GaussianNLLLoss", "HingeEmbeddingLoss", "HuberLoss",
+    "KLDivLoss", "MarginRankingLoss", "MultiLabelMarginLoss", "MultiMarginLoss", "NLLLoss",
+    "PoissonNLLLoss", "SoftMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
+    "cosine_embedding_loss", "cross_entropy", "gaussian_nll_loss", "hinge_embedding_loss",
+    "huber_loss", "kl_div", "margin_ranking_loss", "multi_margin_loss", "multilabel_margin_loss",
+    "nll_loss", "poisson_nll_loss", "soft_margin_loss", "triplet_margin_loss",
+    "triplet_margin_with_distance_loss",
 ]
 # fmt: on
 # END GENERATED

@@ -31,6 +31,20 @@ from mscompat.layers.normalization import InstanceNorm3d as InstanceNorm3d
 from mscompat.layers.normalization import LocalResponseNorm as LocalResponseNorm
 from mscompat.layers.normalization import RMSNorm as RMSNorm
 
+from mscompat.layers.loss_classification import CrossEntropyLoss as CrossEntropyLoss
+from mscompat.layers.loss_classification import NLLLoss as NLLLoss
+from mscompat.layers.loss_divergence import GaussianNLLLoss as GaussianNLLLoss
+from mscompat.layers.loss_divergence import HuberLoss as HuberLoss
+from mscompat.layers.loss_divergence import KLDivLoss as KLDivLoss
+from mscompat.layers.loss_divergence import PoissonNLLLoss as PoissonNLLLoss
+from mscompat.layers.loss_margin import HingeEmbeddingLoss as HingeEmbeddingLoss
+from mscompat.layers.loss_margin import MarginRankingLoss as MarginRankingLoss
+from mscompat.layers.loss_margin import MultiLabelMarginLoss as MultiLabelMarginLoss
+from mscompat.layers.loss_margin import MultiMarginLoss as MultiMarginLoss
+from mscompat.layers.loss_margin import SoftMarginLoss as SoftMarginLoss
+from mscompat.layers.loss_triplet import CosineEmbeddingLoss as CosineEmbeddingLoss
+from mscompat.layers.loss_triplet import TripletMarginLoss as TripletMarginLoss
+from mscompat.layers.loss_triplet import TripletMarginWithDistanceLoss as TripletMarginWithDistanceLoss
 # mscompat.nn.functional is reachable from mscompat.nn as torch.nn.functional is
 from mscompat.nn import functional as functional
 from mscompat.shape.adaptive_pool import AdaptiveAvgPool1d as AdaptiveAvgPool1d
@@ -60,6 +74,12 @@ __all__: List[str] = [
     "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm", "MaxPool1d",
     "MaxPool2d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "RMSNorm", "Unflatten",
     "Unfold", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d",
+    "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "CosineEmbeddingLoss", "CrossEntropyLoss", "Flatten",
+    "Fold", "GaussianNLLLoss", "HingeEmbeddingLoss", "HuberLoss", "KLDivLoss", "MarginRankingLoss",
+    "MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d",
+    "MultiLabelMarginLoss", "MultiMarginLoss", "NLLLoss", "PoissonNLLLoss", "SoftMarginLoss",
+    "TripletMarginLoss", "TripletMarginWithDistanceLoss", "Unflatten", "Unfold", "Upsample",
+    "UpsamplingBilinear2d", "UpsamplingNearest2d",
 ]
 # fmt: on
 # END GENERATED
