@@ -87,7 +87,10 @@ def python_block(
     ):
         if note:  # ruff's isort wants a blank line before a comment inside an import block
             lines.extend([f"# {note}"] if lines[-1] == "" else ["", f"# {note}"])
-        lines.append(f"from {module} import {name} as {alias}")
+        line = f"from {module} import {name} as {alias}"
+        if len(line) > LINE_LENGTH:  # as ruff format writes a long import
+            line = f"from {module} import (\n    {name} as {alias},\n)"
+        lines.append(line)
     lines.extend([""] if imports else [])
     if not names:
         lines.append("__all__: List[str] = []")

@@ -12,20 +12,6 @@ from mscompat.layers.embedding import Embedding as Embedding
 from mscompat.layers.embedding import EmbeddingBag as EmbeddingBag
 from mscompat.layers.embedding import embedding as embedding
 from mscompat.layers.embedding import embedding_bag as embedding_bag
-from mscompat.layers.normalization import InstanceNorm1d as InstanceNorm1d
-from mscompat.layers.normalization import InstanceNorm2d as InstanceNorm2d
-from mscompat.layers.normalization import InstanceNorm3d as InstanceNorm3d
-from mscompat.layers.normalization import LocalResponseNorm as LocalResponseNorm
-from mscompat.layers.normalization import RMSNorm as RMSNorm
-from mscompat.layers.normalization import instance_norm as instance_norm
-from mscompat.layers.normalization import local_response_norm as local_response_norm
-from mscompat.layers.normalization import rms_norm as rms_norm
-
-# fmt: off
-__all__: List[str] = [
-    "Embedding", "EmbeddingBag", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
-    "LocalResponseNorm", "RMSNorm", "embedding", "embedding_bag", "instance_norm",
-    "local_response_norm", "rms_norm", "scaled_dot_product_attention",
 from mscompat.layers.loss_classification import CrossEntropyLoss as CrossEntropyLoss
 from mscompat.layers.loss_classification import NLLLoss as NLLLoss
 from mscompat.layers.loss_classification import cross_entropy as cross_entropy
@@ -50,19 +36,34 @@ from mscompat.layers.loss_margin import multilabel_margin_loss as multilabel_mar
 from mscompat.layers.loss_margin import soft_margin_loss as soft_margin_loss
 from mscompat.layers.loss_triplet import CosineEmbeddingLoss as CosineEmbeddingLoss
 from mscompat.layers.loss_triplet import TripletMarginLoss as TripletMarginLoss
-from mscompat.layers.loss_triplet import TripletMarginWithDistanceLoss as TripletMarginWithDistanceLoss
+from mscompat.layers.loss_triplet import (
+    TripletMarginWithDistanceLoss as TripletMarginWithDistanceLoss,
+)
 from mscompat.layers.loss_triplet import cosine_embedding_loss as cosine_embedding_loss
 from mscompat.layers.loss_triplet import triplet_margin_loss as triplet_margin_loss
-from mscompat.layers.loss_triplet import triplet_margin_with_distance_loss as triplet_margin_with_distance_loss
+from mscompat.layers.loss_triplet import (
+    triplet_margin_with_distance_loss as triplet_margin_with_distance_loss,
+)
+from mscompat.layers.normalization import InstanceNorm1d as InstanceNorm1d
+from mscompat.layers.normalization import InstanceNorm2d as InstanceNorm2d
+from mscompat.layers.normalization import InstanceNorm3d as InstanceNorm3d
+from mscompat.layers.normalization import LocalResponseNorm as LocalResponseNorm
+from mscompat.layers.normalization import RMSNorm as RMSNorm
+from mscompat.layers.normalization import instance_norm as instance_norm
+from mscompat.layers.normalization import local_response_norm as local_response_norm
+from mscompat.layers.normalization import rms_norm as rms_norm
 
 # fmt: off
 __all__: List[str] = [
-    "CosineEmbeddingLoss", "CrossEntropyLoss", "GaussianNLLLoss", "HingeEmbeddingLoss", "HuberLoss",
-    "KLDivLoss", "MarginRankingLoss", "MultiLabelMarginLoss", "MultiMarginLoss", "NLLLoss",
-    "PoissonNLLLoss", "SoftMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
-    "cosine_embedding_loss", "cross_entropy", "gaussian_nll_loss", "hinge_embedding_loss",
-    "huber_loss", "kl_div", "margin_ranking_loss", "multi_margin_loss", "multilabel_margin_loss",
-    "nll_loss", "poisson_nll_loss", "soft_margin_loss", "triplet_margin_loss",
+    "CosineEmbeddingLoss", "CrossEntropyLoss", "Embedding", "EmbeddingBag", "GaussianNLLLoss",
+    "HingeEmbeddingLoss", "HuberLoss", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
+    "KLDivLoss", "LocalResponseNorm", "MarginRankingLoss", "MultiLabelMarginLoss",
+    "MultiMarginLoss", "NLLLoss", "PoissonNLLLoss", "RMSNorm", "SoftMarginLoss",
+    "TripletMarginLoss", "TripletMarginWithDistanceLoss", "cosine_embedding_loss", "cross_entropy",
+    "embedding", "embedding_bag", "gaussian_nll_loss", "hinge_embedding_loss", "huber_loss",
+    "instance_norm", "kl_div", "local_response_norm", "margin_ranking_loss", "multi_margin_loss",
+    "multilabel_margin_loss", "nll_loss", "poisson_nll_loss", "rms_norm",
+    "scaled_dot_product_attention", "soft_margin_loss", "triplet_margin_loss",
     "triplet_margin_with_distance_loss",
 ]
 # fmt: on

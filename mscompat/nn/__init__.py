@@ -25,12 +25,6 @@ from typing import List
 
 from mscompat.layers.embedding import Embedding as Embedding
 from mscompat.layers.embedding import EmbeddingBag as EmbeddingBag
-from mscompat.layers.normalization import InstanceNorm1d as InstanceNorm1d
-from mscompat.layers.normalization import InstanceNorm2d as InstanceNorm2d
-from mscompat.layers.normalization import InstanceNorm3d as InstanceNorm3d
-from mscompat.layers.normalization import LocalResponseNorm as LocalResponseNorm
-from mscompat.layers.normalization import RMSNorm as RMSNorm
-
 from mscompat.layers.loss_classification import CrossEntropyLoss as CrossEntropyLoss
 from mscompat.layers.loss_classification import NLLLoss as NLLLoss
 from mscompat.layers.loss_divergence import GaussianNLLLoss as GaussianNLLLoss
@@ -44,7 +38,15 @@ from mscompat.layers.loss_margin import MultiMarginLoss as MultiMarginLoss
 from mscompat.layers.loss_margin import SoftMarginLoss as SoftMarginLoss
 from mscompat.layers.loss_triplet import CosineEmbeddingLoss as CosineEmbeddingLoss
 from mscompat.layers.loss_triplet import TripletMarginLoss as TripletMarginLoss
-from mscompat.layers.loss_triplet import TripletMarginWithDistanceLoss as TripletMarginWithDistanceLoss
+from mscompat.layers.loss_triplet import (
+    TripletMarginWithDistanceLoss as TripletMarginWithDistanceLoss,
+)
+from mscompat.layers.normalization import InstanceNorm1d as InstanceNorm1d
+from mscompat.layers.normalization import InstanceNorm2d as InstanceNorm2d
+from mscompat.layers.normalization import InstanceNorm3d as InstanceNorm3d
+from mscompat.layers.normalization import LocalResponseNorm as LocalResponseNorm
+from mscompat.layers.normalization import RMSNorm as RMSNorm
+
 # mscompat.nn.functional is reachable from mscompat.nn as torch.nn.functional is
 from mscompat.nn import functional as functional
 from mscompat.shape.adaptive_pool import AdaptiveAvgPool1d as AdaptiveAvgPool1d
@@ -70,16 +72,14 @@ from mscompat.shape.reshape import Unflatten as Unflatten
 # fmt: off
 __all__: List[str] = [
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
-    "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "Embedding", "EmbeddingBag", "Flatten", "Fold",
-    "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm", "MaxPool1d",
-    "MaxPool2d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "RMSNorm", "Unflatten",
-    "Unfold", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d",
-    "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "CosineEmbeddingLoss", "CrossEntropyLoss", "Flatten",
-    "Fold", "GaussianNLLLoss", "HingeEmbeddingLoss", "HuberLoss", "KLDivLoss", "MarginRankingLoss",
-    "MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d",
-    "MultiLabelMarginLoss", "MultiMarginLoss", "NLLLoss", "PoissonNLLLoss", "SoftMarginLoss",
-    "TripletMarginLoss", "TripletMarginWithDistanceLoss", "Unflatten", "Unfold", "Upsample",
-    "UpsamplingBilinear2d", "UpsamplingNearest2d",
+    "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "CosineEmbeddingLoss", "CrossEntropyLoss",
+    "Embedding", "EmbeddingBag", "Flatten", "Fold", "GaussianNLLLoss", "HingeEmbeddingLoss",
+    "HuberLoss", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "KLDivLoss",
+    "LocalResponseNorm", "MarginRankingLoss", "MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool1d",
+    "MaxUnpool2d", "MaxUnpool3d", "MultiLabelMarginLoss", "MultiMarginLoss", "NLLLoss",
+    "PoissonNLLLoss", "RMSNorm", "SoftMarginLoss", "TripletMarginLoss",
+    "TripletMarginWithDistanceLoss", "Unflatten", "Unfold", "Upsample", "UpsamplingBilinear2d",
+    "UpsamplingNearest2d",
 ]
 # fmt: on
 # END GENERATED

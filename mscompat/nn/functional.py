@@ -29,9 +29,6 @@ from mscompat.indexing.gather import one_hot as one_hot
 from mscompat.layers.attention import scaled_dot_product_attention as scaled_dot_product_attention
 from mscompat.layers.embedding import embedding as embedding
 from mscompat.layers.embedding import embedding_bag as embedding_bag
-from mscompat.layers.normalization import instance_norm as instance_norm
-from mscompat.layers.normalization import local_response_norm as local_response_norm
-from mscompat.layers.normalization import rms_norm as rms_norm
 from mscompat.layers.loss_classification import cross_entropy as cross_entropy
 from mscompat.layers.loss_classification import nll_loss as nll_loss
 from mscompat.layers.loss_divergence import gaussian_nll_loss as gaussian_nll_loss
@@ -45,7 +42,12 @@ from mscompat.layers.loss_margin import multilabel_margin_loss as multilabel_mar
 from mscompat.layers.loss_margin import soft_margin_loss as soft_margin_loss
 from mscompat.layers.loss_triplet import cosine_embedding_loss as cosine_embedding_loss
 from mscompat.layers.loss_triplet import triplet_margin_loss as triplet_margin_loss
-from mscompat.layers.loss_triplet import triplet_margin_with_distance_loss as triplet_margin_with_distance_loss
+from mscompat.layers.loss_triplet import (
+    triplet_margin_with_distance_loss as triplet_margin_with_distance_loss,
+)
+from mscompat.layers.normalization import instance_norm as instance_norm
+from mscompat.layers.normalization import local_response_norm as local_response_norm
+from mscompat.layers.normalization import rms_norm as rms_norm
 from mscompat.shape.adaptive_pool import adaptive_avg_pool1d as adaptive_avg_pool1d
 from mscompat.shape.adaptive_pool import adaptive_avg_pool2d as adaptive_avg_pool2d
 from mscompat.shape.adaptive_pool import adaptive_avg_pool3d as adaptive_avg_pool3d
@@ -69,17 +71,14 @@ from mscompat.shape.max_unpool import max_unpool3d as max_unpool3d
 # fmt: off
 __all__: List[str] = [
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
-    "adaptive_max_pool2d", "adaptive_max_pool3d", "embedding", "embedding_bag", "fold",
-    "grid_sample", "instance_norm", "interpolate", "local_response_norm", "max_pool1d",
-    "max_pool2d", "max_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d", "one_hot",
-    "rms_norm", "scaled_dot_product_attention", "unfold", "upsample", "upsample_bilinear",
-    "adaptive_max_pool2d", "adaptive_max_pool3d", "cosine_embedding_loss", "cross_entropy", "fold",
-    "gaussian_nll_loss", "grid_sample", "hinge_embedding_loss", "huber_loss", "interpolate",
-    "kl_div", "margin_ranking_loss", "max_pool1d", "max_pool2d", "max_pool3d", "max_unpool1d",
-    "max_unpool2d", "max_unpool3d", "multi_margin_loss", "multilabel_margin_loss", "nll_loss",
-    "poisson_nll_loss", "soft_margin_loss", "triplet_margin_loss",
-    "triplet_margin_with_distance_loss", "unfold", "upsample", "upsample_bilinear",
-    "upsample_nearest",
+    "adaptive_max_pool2d", "adaptive_max_pool3d", "cosine_embedding_loss", "cross_entropy",
+    "embedding", "embedding_bag", "fold", "gaussian_nll_loss", "grid_sample",
+    "hinge_embedding_loss", "huber_loss", "instance_norm", "interpolate", "kl_div",
+    "local_response_norm", "margin_ranking_loss", "max_pool1d", "max_pool2d", "max_pool3d",
+    "max_unpool1d", "max_unpool2d", "max_unpool3d", "multi_margin_loss", "multilabel_margin_loss",
+    "nll_loss", "one_hot", "poisson_nll_loss", "rms_norm", "scaled_dot_product_attention",
+    "soft_margin_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss", "unfold",
+    "upsample", "upsample_bilinear", "upsample_nearest",
 ]
 # fmt: on
 # END GENERATED
