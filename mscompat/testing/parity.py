@@ -143,6 +143,8 @@ def _to_ms(a: Any) -> Any:
 
     if isinstance(a, np.ndarray):
         return ms.Tensor(np.array(a, order="C"))
+    if isinstance(a, list) and a and all(isinstance(e, np.ndarray) for e in a):
+        return [_to_ms(e) for e in a]  # a list of Tensors (torchvision's per-image boxes)
     return a
 
 
@@ -271,7 +273,7 @@ def run_torch(
     t_args = [
         torch.from_numpy(np.array(a)).requires_grad_(i in grad_argnums)
         if isinstance(a, np.ndarray)
-        else a
+        else _list_to_torch(a)
         for i, a in enumerate(args)
     ]
     t_kwargs = {
@@ -301,6 +303,16 @@ def run_torch(
             for g, x in zip(got, inputs)
         ]
     return np_outs, grads
+
+
+def _list_to_torch(a: Any) -> Any:
+    """A non-empty list of NumPy arrays as a list of tensors (torchvision's per-image boxes);
+    anything else as it is."""
+    import torch
+
+    if isinstance(a, list) and a and all(isinstance(e, np.ndarray) for e in a):
+        return [torch.from_numpy(np.array(e)) for e in a]
+    return a
 
 
 def make_cotangents(
