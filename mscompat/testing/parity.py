@@ -145,6 +145,8 @@ def _to_ms(a: Any) -> Any:
         return ms.Tensor(np.array(a, order="C"))
     if isinstance(a, list) and a and all(isinstance(e, np.ndarray) for e in a):
         return [_to_ms(e) for e in a]  # a list of Tensors (torchvision's per-image boxes)
+    if isinstance(a, dict) and a and all(isinstance(e, np.ndarray) for e in a.values()):
+        return {k: _to_ms(e) for k, e in a.items()}  # named feature maps (MultiScaleRoIAlign)
     return a
 
 
@@ -306,12 +308,14 @@ def run_torch(
 
 
 def _list_to_torch(a: Any) -> Any:
-    """A non-empty list of NumPy arrays as a list of tensors (torchvision's per-image boxes);
-    anything else as it is."""
+    """A non-empty list (dict) of NumPy arrays as a list (dict) of tensors (torchvision's
+    per-image boxes, named feature maps); anything else as it is."""
     import torch
 
     if isinstance(a, list) and a and all(isinstance(e, np.ndarray) for e in a):
         return [torch.from_numpy(np.array(e)) for e in a]
+    if isinstance(a, dict) and a and all(isinstance(e, np.ndarray) for e in a.values()):
+        return {k: torch.from_numpy(np.array(e)) for k, e in a.items()}
     return a
 
 
