@@ -25,6 +25,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "common.h"
@@ -196,12 +197,36 @@ void Samples(const AlignRoi<T> &r, const Dims &d, bool ps, std::vector<Sample<T>
   }
 }
 
+// x (N, C, H, W) copied to (N, H, W, C): the channels of a sample point are then contiguous, so
+// the fast loops below run over channels (independent accumulations the compiler vectorises;
+// each channel's operations are the scalar kernel's, in its order).
+template <typename S>
+std::vector<S> ChannelsLast(const S *x, const Dims &d) {
+  std::vector<S> out(static_cast<size_t>(d.n * d.h * d.w * d.c));
+  const int64_t plane = d.h * d.w;
+  mscompat::ParallelFor(d.n * d.h, d.n * d.c * plane, [&](int64_t b, int64_t e) {
+    for (int64_t nh = b; nh < e; ++nh) {
+      const int64_t n = nh / d.h, h = nh % d.h;
+      S *dst = out.data() + nh * d.w * d.c;
+      for (int64_t c = 0; c < d.c; ++c) {
+        const S *src = x + (n * d.c + c) * plane + h * d.w;
+        for (int64_t w = 0; w < d.w; ++w) dst[w * d.c + c] = src[w];
+      }
+    }
+  });
+  return out;
+}
+
 template <typename T, typename S>
 void RoIAlignForward(const S *x, const S *rois, const Dims &d, const Params &p, S *y) {
   const T scale = T(p.spatial_scale);
   const int64_t plane = d.h * d.w, bins = d.ph * d.pw;
+  constexpr bool kFast = std::is_same<T, S>::value;  // float32/float64: channels innermost
+  std::vector<S> last;
+  if (kFast) last = ChannelsLast(x, d);
   mscompat::ParallelFor(d.k, d.k * d.c * bins * 4, 1 << 14, 1 << 13, [&](int64_t b, int64_t e) {
     std::vector<Sample<T>> samples;
+    std::vector<T> acc(kFast ? static_cast<size_t>(d.c) : 0);
     for (int64_t n = b; n < e; ++n) {
       const S *roi = rois + n * 5;
       S *out = y + n * d.c * bins;
@@ -214,16 +239,34 @@ void RoIAlignForward(const S *x, const S *rois, const Dims &d, const Params &p, 
       Samples(r, d, false, &samples);
       const int per_bin = r.grid_h * r.grid_w;
       const T count = T(std::max(per_bin, 1));
-      for (int64_t c = 0; c < d.c; ++c) {
-        const S *in = x + (batch * d.c + c) * plane;
-        const Sample<T> *s = samples.data();
+      if constexpr (kFast) {
+        const S *img = last.data() + batch * plane * d.c;
+        T *__restrict a = acc.data();
+        const int64_t nc = d.c;
         for (int64_t bin = 0; bin < bins; ++bin) {
-          T acc = T(0.0);
+          std::fill(a, a + nc, T(0));
+          const Sample<T> *s = samples.data() + bin * per_bin;
           for (int i = 0; i < per_bin; ++i, ++s) {
-            acc += s->w1 * Load<T>(in[s->pos1]) + s->w2 * Load<T>(in[s->pos2]) +
-                   s->w3 * Load<T>(in[s->pos3]) + s->w4 * Load<T>(in[s->pos4]);
+            const S *__restrict p1 = img + s->pos1 * nc, *__restrict p2 = img + s->pos2 * nc;
+            const S *__restrict p3 = img + s->pos3 * nc, *__restrict p4 = img + s->pos4 * nc;
+            const T w1 = s->w1, w2 = s->w2, w3 = s->w3, w4 = s->w4;
+            for (int64_t c = 0; c < nc; ++c)
+              a[c] += w1 * p1[c] + w2 * p2[c] + w3 * p3[c] + w4 * p4[c];
           }
-          out[c * bins + bin] = static_cast<S>(Val(acc / count));
+          for (int64_t c = 0; c < nc; ++c) out[c * bins + bin] = a[c] / count;
+        }
+      } else {
+        for (int64_t c = 0; c < d.c; ++c) {
+          const S *in = x + (batch * d.c + c) * plane;
+          const Sample<T> *s = samples.data();
+          for (int64_t bin = 0; bin < bins; ++bin) {
+            T acc1 = T(0.0);
+            for (int i = 0; i < per_bin; ++i, ++s) {
+              acc1 += s->w1 * Load<T>(in[s->pos1]) + s->w2 * Load<T>(in[s->pos2]) +
+                      s->w3 * Load<T>(in[s->pos3]) + s->w4 * Load<T>(in[s->pos4]);
+            }
+            out[c * bins + bin] = static_cast<S>(Val(acc1 / count));
+          }
         }
       }
     }
@@ -376,8 +419,15 @@ void RoIPoolForward(const S *x, const S *rois, const Dims &d, const Params &p, S
   const int64_t plane = d.h * d.w, bins = d.ph * d.pw;
   // -FLT_MAX in T (float16: -inf), the start of a non-empty bin's maximum.
   const T lowest = T(-3.4028234663852886e38);
+  constexpr bool kFast = std::is_same<T, S>::value;  // float32/float64: channels innermost
+  // the pick's index in lanes of the value's width, so that the select vectorises
+  using Idx = typename std::conditional<sizeof(S) == 4, int32_t, int64_t>::type;
+  std::vector<S> last;
+  if (kFast) last = ChannelsLast(x, d);
   mscompat::ParallelFor(d.k, d.k * d.c * bins * 4, 1 << 14, 1 << 13, [&](int64_t b, int64_t e) {
     std::vector<PoolBin> pool;
+    std::vector<T> best_v(kFast ? static_cast<size_t>(d.c) : 0);
+    std::vector<Idx> at_v(kFast ? static_cast<size_t>(d.c) : 0);
     for (int64_t n = b; n < e; ++n) {
       const S *roi = rois + n * 5;
       S *out = y + n * d.c * bins;
@@ -389,23 +439,52 @@ void RoIPoolForward(const S *x, const S *rois, const Dims &d, const Params &p, S
         continue;
       }
       PoolBins(roi, scale, d, false, false, d.h, d.w, &pool);
-      for (int64_t c = 0; c < d.c; ++c) {
-        const S *in = x + (batch * d.c + c) * plane;
+      if constexpr (kFast) {
+        const S *img = last.data() + batch * plane * d.c;
+        const int64_t nc = d.c;
+        T *__restrict best = best_v.data();
+        Idx *__restrict at = at_v.data();
         for (int64_t bin = 0; bin < bins; ++bin) {
           const PoolBin &pb = pool[static_cast<size_t>(bin)];
-          T best = pb.empty ? T(0.0) : lowest;
-          int64_t at = -1;
+          std::fill(best, best + nc, pb.empty ? T(0) : lowest);
+          std::fill(at, at + nc, Idx{-1});
           for (int64_t h = pb.hstart; h < pb.hend; ++h) {
             for (int64_t w = pb.wstart; w < pb.wend; ++w) {
-              const T v = Load<T>(in[h * d.w + w]);
-              if (Val(v) > Val(best)) {
-                best = v;
-                at = h * d.w + w;
+              const S *__restrict v = img + (h * d.w + w) * nc;
+              const Idx idx = static_cast<Idx>(h * d.w + w);
+              for (int64_t c = 0; c < nc; ++c) {
+                // v > best (NaN: never), as a lane mask so that the loop vectorises
+                const S vc = v[c], bc = best[c];
+                const Idx mask = -static_cast<Idx>(vc > bc);
+                best[c] = vc > bc ? vc : bc;
+                at[c] = (idx & mask) | (at[c] & ~mask);
               }
             }
           }
-          out[c * bins + bin] = static_cast<S>(Val(best));
-          arg[c * bins + bin] = at;
+          for (int64_t c = 0; c < nc; ++c) {
+            out[c * bins + bin] = best[c];
+            arg[c * bins + bin] = at[c];
+          }
+        }
+      } else {
+        for (int64_t c = 0; c < d.c; ++c) {
+          const S *in = x + (batch * d.c + c) * plane;
+          for (int64_t bin = 0; bin < bins; ++bin) {
+            const PoolBin &pb = pool[static_cast<size_t>(bin)];
+            T best = pb.empty ? T(0.0) : lowest;
+            int64_t at = -1;
+            for (int64_t h = pb.hstart; h < pb.hend; ++h) {
+              for (int64_t w = pb.wstart; w < pb.wend; ++w) {
+                const T v = Load<T>(in[h * d.w + w]);
+                if (Val(v) > Val(best)) {
+                  best = v;
+                  at = h * d.w + w;
+                }
+              }
+            }
+            out[c * bins + bin] = static_cast<S>(Val(best));
+            arg[c * bins + bin] = at;
+          }
         }
       }
     }
