@@ -43,7 +43,9 @@ def _pool_shape(x: Any, rois: Any, size: Any, p: Any) -> Any:
     return shape, shape
 
 
-def _align_bprop(x: Tensor, rois: Tensor, size: Tensor, p: Tensor, out: Tensor, dout: Tensor) -> Any:
+def _align_bprop(
+    x: Tensor, rois: Tensor, size: Tensor, p: Tensor, out: Tensor, dout: Tensor
+) -> Any:
     dx = KERNELS[device_target()]["RoIAlignGrad"](dout, rois, x, size, p)
     return (dx,) + zeros(rois, size, p)
 

@@ -36,8 +36,7 @@ def check_roi_input(fn: str, input: Any) -> Tensor:
         )
     if x.shape[2] == 0 or x.shape[3] == 0:
         raise ValueError(
-            f"{fn}(): input must have a non-empty height and width, but got shape "
-            f"{tuple(x.shape)}"
+            f"{fn}(): input must have a non-empty height and width, but got shape {tuple(x.shape)}"
         )
     return x
 
@@ -80,7 +79,9 @@ def rois_of(fn: str, boxes: Any, x: Tensor) -> Tensor:
     parts: List[Tensor] = []
     for i, b in enumerate(boxes):
         if not isinstance(b, Tensor):
-            raise TypeError(f"{fn}(): boxes[{i}] must be a mindspore.Tensor, got {type(b).__name__}")
+            raise TypeError(
+                f"{fn}(): boxes[{i}] must be a mindspore.Tensor, got {type(b).__name__}"
+            )
         if b.ndim != 2 or b.shape[1] != 4:
             raise ValueError(
                 f"{fn}(): boxes[{i}] must be a Tensor[L, 4], but got shape {tuple(b.shape)}"

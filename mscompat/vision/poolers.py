@@ -21,8 +21,8 @@ from mindspore import Tensor, nn, ops
 
 from mscompat._checks import check_int
 from mscompat.custom_ops.registry import call
-from mscompat.vision.roi_align import roi_align as _registers  # noqa: F401 - its backends
 from mscompat.vision._roi_common import check_roi_input, pooled_size, rois_of
+from mscompat.vision.roi_align import roi_align
 
 __all__ = ["MultiScaleRoIAlign"]
 
@@ -97,9 +97,7 @@ def _multiscale_roi_align(
         return ops.zeros(shape, first.dtype)
     rois = ops.stop_gradient(rois)
     if len(features) == 1:
-        return call(
-            "vision.roi_align", first, rois, output_size, scales[0], sampling_ratio, False
-        )
+        return roi_align(first, rois, output_size, scales[0], sampling_ratio)
     levels = ops.stop_gradient(_levels(boxes, k_min, k_max, canonical_scale, canonical_level))
     result = ops.zeros(shape, first.dtype)
     unused = ops.full_like(rois[:, :1], -1)
@@ -113,6 +111,7 @@ def _multiscale_roi_align(
 
 class MultiScaleRoIAlign(nn.Cell):
     """Multi-scale RoI Align (FPN), as :class:`torchvision.ops.MultiScaleRoIAlign`.
+    See :func:`roi_align`.
 
     Pools each box from the pyramid level of the FPN paper's eq. 1 with
     :func:`~mscompat.vision.roi_align` (``aligned=False``):
@@ -198,5 +197,3 @@ class MultiScaleRoIAlign(nn.Cell):
             f"{self.__class__.__name__}(featmap_names={self.featmap_names}, "
             f"output_size={self.output_size}, sampling_ratio={self.sampling_ratio})"
         )
-
-

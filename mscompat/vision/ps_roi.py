@@ -189,9 +189,7 @@ class PSRoIAlign(nn.Cell):
         self.sampling_ratio = sampling_ratio
 
     def construct(self, input: Tensor, rois: BoxesArg) -> Tensor:
-        return ps_roi_align(
-            input, rois, self.output_size, self.spatial_scale, self.sampling_ratio
-        )
+        return ps_roi_align(input, rois, self.output_size, self.spatial_scale, self.sampling_ratio)
 
     def __repr__(self) -> str:
         return (

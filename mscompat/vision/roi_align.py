@@ -66,9 +66,7 @@ def _fixed_grid(
 ) -> Any:
     if sampling_ratio > 0:
         return None
-    return (
-        f"sampling_ratio={sampling_ratio} (adaptive grid: its size depends on the box values)"
-    )
+    return f"sampling_ratio={sampling_ratio} (adaptive grid: its size depends on the box values)"
 
 
 def _axis(

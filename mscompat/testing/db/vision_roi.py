@@ -129,9 +129,7 @@ def _errors(fn: Any, ps: bool = False) -> Any:
         yield ErrorInput(SampleInput((x, rois[:, 1:], 2)), ValueError, r"Tensor\[K, 5\]")
         yield ErrorInput(SampleInput((x, [rois], 2)), ValueError, r"boxes\[0\] must be a Tensor")
         yield ErrorInput(SampleInput((x, 3, 2)), TypeError, "boxes must be a Tensor")
-        yield ErrorInput(
-            SampleInput((x, rois.astype(np.float64), 2)), TypeError, "dtype of input"
-        )
+        yield ErrorInput(SampleInput((x, rois.astype(np.float64), 2)), TypeError, "dtype of input")
         bad = rois.copy()
         bad[0, 0] = 2
         yield ErrorInput(SampleInput((x, bad, 2)), ValueError, "batch index")

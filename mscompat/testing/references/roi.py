@@ -251,7 +251,9 @@ class _PSRoIPool(torch.autograd.Function):
                     continue
                 for co in range(g.shape[1]):
                     area = (he - hs) * (we - ws)
-                    dx[int(r[0]), co * ph * pw + n, hs:he, ws:we] += g[k, co, n // pw, n % pw] / area
+                    dx[int(r[0]), co * ph * pw + n, hs:he, ws:we] += (
+                        g[k, co, n // pw, n % pw] / area
+                    )
         return dx.to(dt), None, None, None, None
 
 
@@ -285,17 +287,21 @@ class MultiScaleRoIAlign:
     def __call__(self, x: Any, boxes: List[Tensor], image_shapes: List[Tuple[int, int]]) -> Any:
         feats = [v for k, v in x.items() if k in self.names]
         max_h = max(s[0] for s in image_shapes)
-        scales = [
-            2 ** float(torch.tensor(f.shape[-2] / max_h).log2().round()) for f in feats
-        ]
+        scales = [2 ** float(torch.tensor(f.shape[-2] / max_h).log2().round()) for f in feats]
         k_min = int(-math.log2(scales[0]))
         k_max = int(-math.log2(scales[-1]))
         rois = _rois(boxes)
         c = feats[0].shape[1]
         result = feats[0].new_zeros((rois.shape[0], c, *self.output_size))
-        cat = torch.cat(list(boxes)).float() if feats[0].dtype == torch.float16 else torch.cat(list(boxes))
+        cat = (
+            torch.cat(list(boxes)).float()
+            if feats[0].dtype == torch.float16
+            else torch.cat(list(boxes))
+        )
         area = (cat[:, 2] - cat[:, 0]) * (cat[:, 3] - cat[:, 1])
-        level = torch.floor(self.k0 + torch.log2(area.sqrt() / self.s0) + torch.tensor(1e-6, dtype=area.dtype))
+        level = torch.floor(
+            self.k0 + torch.log2(area.sqrt() / self.s0) + torch.tensor(1e-6, dtype=area.dtype)
+        )
         level = level.clamp(k_min, k_max).long() - k_min
         if len(feats) == 1:
             level = torch.zeros_like(level)
