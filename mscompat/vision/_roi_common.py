@@ -10,7 +10,7 @@ import numpy as np
 from mindspore import Tensor, ops
 from mindspore.ops import constexpr
 
-from mscompat._checks import check_float_tensor, is_int
+from mscompat._checks import check_float_tensor, check_numel, is_int
 from mscompat.custom_ops.roi import params
 
 __all__ = [
@@ -58,9 +58,17 @@ def pooled_size(fn: str, output_size: Any, name: str = "output_size") -> Tuple[i
     return int(size[0]), int(size[1])
 
 
-def rois_of(fn: str, boxes: Any, x: Tensor) -> Tensor:
+def rois_of(fn: str, boxes: Any, x: Tensor, pooled: Tuple[int, int] = (1, 1)) -> Tensor:
     """``boxes`` as the (K, 5) RoI Tensor (torchvision's ``check_roi_boxes_shape`` and
-    ``convert_boxes_to_roi_format``), in ``x``'s dtype as torchvision's kernels require."""
+    ``convert_boxes_to_roi_format``), in ``x``'s dtype as torchvision's kernels require; an
+    output (K, C, *pooled) over the size limit is refused (``ValueError`` naming
+    ``output_size``)."""
+    rois = _rois_of(fn, boxes, x)
+    check_numel((rois.shape[0], x.shape[1], *pooled), fn, output_size=pooled)
+    return rois
+
+
+def _rois_of(fn: str, boxes: Any, x: Tensor) -> Tensor:
     if isinstance(boxes, Tensor):
         if boxes.ndim != 2 or boxes.shape[1] != 5:
             raise ValueError(

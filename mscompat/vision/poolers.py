@@ -89,7 +89,7 @@ def _multiscale_roi_align(
         raise ValueError(
             f"MultiScaleRoIAlign: boxes has {len(boxes)} images, the features {first.shape[0]}"
         )
-    rois = rois_of("MultiScaleRoIAlign", boxes, first)
+    rois = rois_of("MultiScaleRoIAlign", boxes, first, output_size)
     scales, k_min, k_max = _setup_scales(features, image_shapes)
     k = rois.shape[0]
     shape = (k, first.shape[1], *output_size)

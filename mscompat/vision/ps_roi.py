@@ -70,7 +70,7 @@ def _prepare(
             f"{fn}(): the channels of input ({x.shape[1]}) must be a multiple of "
             f"output_size[0] * output_size[1] ({pooled[0] * pooled[1]})"
         )
-    return x, rois_of(fn, boxes, x), pooled
+    return x, rois_of(fn, boxes, x, pooled), pooled
 
 
 def ps_roi_align(

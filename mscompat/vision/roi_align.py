@@ -209,7 +209,7 @@ def roi_align(
     scale = check_finite_number(spatial_scale, "spatial_scale")
     ratio = check_int(sampling_ratio, "sampling_ratio")
     aligned = check_bool(aligned, "aligned")
-    rois = rois_of("roi_align", boxes, x)
+    rois = rois_of("roi_align", boxes, x, pooled)
     if rois.shape[0] == 0 or x.shape[1] == 0:  # answered here: no kernel sees an empty tensor
         return ops.zeros((rois.shape[0], x.shape[1], *pooled), x.dtype)
     rois = ops.stop_gradient(check_batch_index("roi_align", rois, x.shape[0]))

@@ -152,7 +152,7 @@ def roi_pool(
     x = check_roi_input("roi_pool", input)
     pooled = pooled_size("roi_pool", output_size)
     scale = check_finite_number(spatial_scale, "spatial_scale")
-    rois = rois_of("roi_pool", boxes, x)
+    rois = rois_of("roi_pool", boxes, x, pooled)
     if rois.shape[0] == 0 or x.shape[1] == 0:  # answered here: no kernel sees an empty tensor
         return ops.zeros((rois.shape[0], x.shape[1], *pooled), x.dtype)
     rois = ops.stop_gradient(check_batch_index("roi_pool", rois, x.shape[0]))

@@ -25,6 +25,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <new>
 #include <type_traits>
 #include <vector>
 
@@ -586,17 +587,23 @@ int CheckCommon(int *ndims, int64_t **shapes, const char **dtypes, int x, int ro
 }
 
 // Runs f(T{}, S{}) for the dtype (float16 arithmetic when p says so).
+// A RoI of astronomically many samples (a huge box with an adaptive grid) fails with kBadShape
+// instead of ending the process (std::bad_alloc must not cross the C entry point).
 template <typename F>
 int Dispatch(const char *dtype, const Params &p, F &&f) {
-  if (std::strcmp(dtype, "float64") == 0) {
-    f(double{}, double{});
-    return kOk;
-  }
-  if (std::strcmp(dtype, "float32") != 0) return kBadDtype;
-  if (p.half) {
-    f(Half16{}, float{});
-  } else {
-    f(float{}, float{});
+  try {
+    if (std::strcmp(dtype, "float64") == 0) {
+      f(double{}, double{});
+      return kOk;
+    }
+    if (std::strcmp(dtype, "float32") != 0) return kBadDtype;
+    if (p.half) {
+      f(Half16{}, float{});
+    } else {
+      f(float{}, float{});
+    }
+  } catch (const std::bad_alloc &) {
+    return kBadShape;
   }
   return kOk;
 }
