@@ -94,11 +94,11 @@ def _self_check(k: Dict[str, Any]) -> None:
 
 def _entry(name: str, shape: Any, bprop: Any) -> Tuple[Entry, Entry]:
     grad_sig = (
-        "dy argmax:i64 rois like size:i8 p:i64 -> dx"
+        "dy argmax:i32 rois like size:i8 p:i64 -> dx"
         if name == "RoIPool"
         else "dy rois like size:i8 p:i64 -> dx"
     )
-    out = "y argmax:i64" if name == "RoIPool" else "y"
+    out = "y argmax:i32" if name == "RoIPool" else "y"
     return (
         Entry(name, f"x rois size:i8 p:i64 -> {out}", FLOATS, shape, bprop),
         Entry(f"{name}Grad", grad_sig, FLOATS, shape_of(3 if name == "RoIPool" else 2)),

@@ -11,7 +11,7 @@
 //
 // x (N, C, H, W) float32/float64; rois (K, 5) of x's dtype (batch index, x1, y1, x2, y2);
 // size (PH, PW) int8, only its shape is read (the output size, for MindSpore's shape rule);
-// like: a tensor of x's shape (the gradient's shape); argmax int64, the flat position in the
+// like: a tensor of x's shape (the gradient's shape); argmax int32, the flat position in the
 // plane (-1: nothing pooled); p int64: [sampling_ratio, aligned, half, spatial_scale's bits].
 // half != 0: x holds float16 values in float32 and every operation is rounded to float16, as
 // torchvision's c10::Half arithmetic (each op computed in float, rounded back).
@@ -415,7 +415,7 @@ void PoolBins(const S *roi, T scale, const Dims &d, bool ps, bool float_round, i
 
 template <typename T, typename S>
 void RoIPoolForward(const S *x, const S *rois, const Dims &d, const Params &p, S *y,
-                    int64_t *argmax) {
+                    int32_t *argmax) {
   const T scale = T(p.spatial_scale);
   const int64_t plane = d.h * d.w, bins = d.ph * d.pw;
   // -FLT_MAX in T (float16: -inf), the start of a non-empty bin's maximum.
@@ -432,11 +432,11 @@ void RoIPoolForward(const S *x, const S *rois, const Dims &d, const Params &p, S
     for (int64_t n = b; n < e; ++n) {
       const S *roi = rois + n * 5;
       S *out = y + n * d.c * bins;
-      int64_t *arg = argmax + n * d.c * bins;
+      int32_t *arg = argmax + n * d.c * bins;
       const int64_t batch = BatchOf<T>(roi, d.n);
       if (batch < 0) {
         std::fill(out, out + d.c * bins, S(0));
-        std::fill(arg, arg + d.c * bins, int64_t{-1});
+        std::fill(arg, arg + d.c * bins, int32_t{-1});
         continue;
       }
       PoolBins(roi, scale, d, false, false, d.h, d.w, &pool);
@@ -464,7 +464,7 @@ void RoIPoolForward(const S *x, const S *rois, const Dims &d, const Params &p, S
           }
           for (int64_t c = 0; c < nc; ++c) {
             out[c * bins + bin] = best[c];
-            arg[c * bins + bin] = at[c];
+            arg[c * bins + bin] = static_cast<int32_t>(at[c]);
           }
         }
       } else {
@@ -484,7 +484,7 @@ void RoIPoolForward(const S *x, const S *rois, const Dims &d, const Params &p, S
               }
             }
             out[c * bins + bin] = static_cast<S>(Val(best));
-            arg[c * bins + bin] = at;
+            arg[c * bins + bin] = static_cast<int32_t>(at);
           }
         }
       }
@@ -494,7 +494,7 @@ void RoIPoolForward(const S *x, const S *rois, const Dims &d, const Params &p, S
 
 // roi_pool's backward: each bin's gradient added at its argmax, (roi, c, ph, pw) in order.
 template <typename T, typename S>
-void RoIPoolBackward(const S *dy, const int64_t *argmax, const S *rois, const Dims &d, S *dx) {
+void RoIPoolBackward(const S *dy, const int32_t *argmax, const S *rois, const Dims &d, S *dx) {
   const int64_t plane = d.h * d.w, bins = d.ph * d.pw;
   std::fill(dx, dx + d.n * d.c * plane, S(0));
   std::vector<int64_t> batch(static_cast<size_t>(d.k));
@@ -506,7 +506,7 @@ void RoIPoolBackward(const S *dy, const int64_t *argmax, const S *rois, const Di
       for (int64_t c = cb; c < ce; ++c) {
         S *g_in = dx + (b * d.c + c) * plane;
         const S *g = dy + (n * d.c + c) * bins;
-        const int64_t *arg = argmax + (n * d.c + c) * bins;
+        const int32_t *arg = argmax + (n * d.c + c) * bins;
         for (int64_t bin = 0; bin < bins; ++bin)
           if (arg[bin] >= 0 && arg[bin] < plane) AddTo(g_in + arg[bin], Load<T>(g[bin]));
       }
@@ -673,14 +673,14 @@ extern "C" int RoIPool(ROI_ARGS) {
   if (nparam != 6) return kBadArity;
   Dims d;
   if (int rc = CheckCommon(ndims, shapes, dtypes, 0, 1, 2, 3, &d)) return rc;
-  if (!mscompat::AllDtype(dtypes, {5}, "int64")) return kBadDtype;
+  if (!mscompat::AllDtype(dtypes, {5}, "int32")) return kBadDtype;
   const Params p = ReadParams(static_cast<const int64_t *>(params[3]));
   if (d.k * d.c == 0) return kOk;
   return Dispatch(dtypes[0], p, [&](auto t, auto s) {
     using T = decltype(t);
     using S = decltype(s);
     RoIPoolForward<T>(static_cast<const S *>(params[0]), static_cast<const S *>(params[1]), d, p,
-                      static_cast<S *>(params[4]), static_cast<int64_t *>(params[5]));
+                      static_cast<S *>(params[4]), static_cast<int32_t *>(params[5]));
   });
 }
 
@@ -689,14 +689,14 @@ extern "C" int RoIPoolGrad(ROI_ARGS) {
   if (nparam != 7) return kBadArity;
   Dims d;
   if (int rc = CheckCommon(ndims, shapes, dtypes, 3, 2, 4, 5, &d)) return rc;
-  if (std::strcmp(dtypes[0], dtypes[3]) != 0 || !mscompat::AllDtype(dtypes, {1}, "int64"))
+  if (std::strcmp(dtypes[0], dtypes[3]) != 0 || !mscompat::AllDtype(dtypes, {1}, "int32"))
     return kBadDtype;
   if (!mscompat::SameShape(ndims[0], shapes[0], ndims[1], shapes[1])) return kBadShape;
   const Params p = ReadParams(static_cast<const int64_t *>(params[5]));
   return Dispatch(dtypes[0], p, [&](auto t, auto s) {
     using T = decltype(t);
     using S = decltype(s);
-    RoIPoolBackward<T>(static_cast<const S *>(params[0]), static_cast<const int64_t *>(params[1]),
+    RoIPoolBackward<T>(static_cast<const S *>(params[0]), static_cast<const int32_t *>(params[1]),
                        static_cast<const S *>(params[2]), d, static_cast<S *>(params[6]));
   });
 }
