@@ -159,6 +159,7 @@ INDEX_TYPES = (*FLOATS, DataType.I32_Default, DataType.I64_Default)
 # The fixed dtypes a signature may name: (registration dtype, MindSpore dtype).
 _FIXED = {
     "i64": (DataType.I64_Default, ms.int64),
+    "i32": (DataType.I32_Default, ms.int32),
     "i8": (DataType.I8_Default, ms.int8),
     "f32": (DataType.F32_Default, ms.float32),
 }
@@ -285,7 +286,7 @@ class Entry:
         name: the exported C function (``extern "C" int Name(...)``).
         signature: the kernel's parameters in order, inputs ``->`` outputs, each ``name`` or
             ``name:kind``: kind ``T`` (the default) and ``U`` take their dtypes from each row of
-            ``types``; ``i64``, ``i8`` and ``f32`` are fixed. Example:
+            ``types``; ``i64``, ``i32``, ``i8`` and ``f32`` are fixed. Example:
             ``"x t0:i64 dims:i8 -> values indices:i64"``.
         types: the dtype rows the kernel accepts: a ``DataType`` for ``T``, or ``(T, U)`` pairs.
         out_shape: input shapes -> output shape (a tuple of shapes for several outputs).

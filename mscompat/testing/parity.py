@@ -143,6 +143,10 @@ def _to_ms(a: Any) -> Any:
 
     if isinstance(a, np.ndarray):
         return ms.Tensor(np.array(a, order="C"))
+    if isinstance(a, list) and a and all(isinstance(e, np.ndarray) for e in a):
+        return [_to_ms(e) for e in a]  # a list of Tensors (torchvision's per-image boxes)
+    if isinstance(a, dict) and a and all(isinstance(e, np.ndarray) for e in a.values()):
+        return {k: _to_ms(e) for k, e in a.items()}  # named feature maps (MultiScaleRoIAlign)
     return a
 
 
@@ -271,7 +275,7 @@ def run_torch(
     t_args = [
         torch.from_numpy(np.array(a)).requires_grad_(i in grad_argnums)
         if isinstance(a, np.ndarray)
-        else a
+        else _list_to_torch(a)
         for i, a in enumerate(args)
     ]
     t_kwargs = {
@@ -301,6 +305,18 @@ def run_torch(
             for g, x in zip(got, inputs)
         ]
     return np_outs, grads
+
+
+def _list_to_torch(a: Any) -> Any:
+    """A non-empty list (dict) of NumPy arrays as a list (dict) of tensors (torchvision's
+    per-image boxes, named feature maps); anything else as it is."""
+    import torch
+
+    if isinstance(a, list) and a and all(isinstance(e, np.ndarray) for e in a):
+        return [torch.from_numpy(np.array(e)) for e in a]
+    if isinstance(a, dict) and a and all(isinstance(e, np.ndarray) for e in a.values()):
+        return {k: torch.from_numpy(np.array(e)) for k, e in a.items()}
+    return a
 
 
 def make_cotangents(

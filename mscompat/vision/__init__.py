@@ -60,6 +60,20 @@ __all__: List[str] = [
     "distance_box_iou", "distance_box_iou_loss", "drop_block2d", "drop_block3d",
     "generalized_box_iou", "generalized_box_iou_loss", "masks_to_boxes", "nms",
     "remove_small_boxes", "sigmoid_focal_loss", "stochastic_depth",
+from mscompat.vision.poolers import MultiScaleRoIAlign as MultiScaleRoIAlign
+from mscompat.vision.ps_roi import PSRoIAlign as PSRoIAlign
+from mscompat.vision.ps_roi import PSRoIPool as PSRoIPool
+from mscompat.vision.ps_roi import ps_roi_align as ps_roi_align
+from mscompat.vision.ps_roi import ps_roi_pool as ps_roi_pool
+from mscompat.vision.roi_align import RoIAlign as RoIAlign
+from mscompat.vision.roi_align import roi_align as roi_align
+from mscompat.vision.roi_pool import RoIPool as RoIPool
+from mscompat.vision.roi_pool import roi_pool as roi_pool
+
+# fmt: off
+__all__: List[str] = [
+    "MultiScaleRoIAlign", "PSRoIAlign", "PSRoIPool", "RoIAlign", "RoIPool", "ps_roi_align",
+    "ps_roi_pool", "roi_align", "roi_pool",
 ]
 # fmt: on
 # END GENERATED
