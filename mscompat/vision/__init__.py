@@ -51,15 +51,6 @@ from mscompat.vision.layers import FrozenBatchNorm2d as FrozenBatchNorm2d
 from mscompat.vision.layers import SqueezeExcitation as SqueezeExcitation
 from mscompat.vision.nms import batched_nms as batched_nms
 from mscompat.vision.nms import nms as nms
-
-# fmt: off
-__all__: List[str] = [
-    "Conv2dNormActivation", "DeformConv2d", "DropBlock2d", "DropBlock3d", "FrozenBatchNorm2d",
-    "SqueezeExcitation", "StochasticDepth", "batched_nms", "box_area", "box_convert", "box_iou",
-    "clip_boxes_to_image", "complete_box_iou", "complete_box_iou_loss", "deform_conv2d",
-    "distance_box_iou", "distance_box_iou_loss", "drop_block2d", "drop_block3d",
-    "generalized_box_iou", "generalized_box_iou_loss", "masks_to_boxes", "nms",
-    "remove_small_boxes", "sigmoid_focal_loss", "stochastic_depth",
 from mscompat.vision.poolers import MultiScaleRoIAlign as MultiScaleRoIAlign
 from mscompat.vision.ps_roi import PSRoIAlign as PSRoIAlign
 from mscompat.vision.ps_roi import PSRoIPool as PSRoIPool
@@ -72,8 +63,13 @@ from mscompat.vision.roi_pool import roi_pool as roi_pool
 
 # fmt: off
 __all__: List[str] = [
-    "MultiScaleRoIAlign", "PSRoIAlign", "PSRoIPool", "RoIAlign", "RoIPool", "ps_roi_align",
-    "ps_roi_pool", "roi_align", "roi_pool",
+    "Conv2dNormActivation", "DeformConv2d", "DropBlock2d", "DropBlock3d", "FrozenBatchNorm2d",
+    "MultiScaleRoIAlign", "PSRoIAlign", "PSRoIPool", "RoIAlign", "RoIPool", "SqueezeExcitation",
+    "StochasticDepth", "batched_nms", "box_area", "box_convert", "box_iou", "clip_boxes_to_image",
+    "complete_box_iou", "complete_box_iou_loss", "deform_conv2d", "distance_box_iou",
+    "distance_box_iou_loss", "drop_block2d", "drop_block3d", "generalized_box_iou",
+    "generalized_box_iou_loss", "masks_to_boxes", "nms", "ps_roi_align", "ps_roi_pool",
+    "remove_small_boxes", "roi_align", "roi_pool", "sigmoid_focal_loss", "stochastic_depth",
 ]
 # fmt: on
 # END GENERATED
