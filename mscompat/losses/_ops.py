@@ -152,3 +152,24 @@ def bce_logits_mixed(x: Tensor, t: Tensor, pos_weight: Optional[Tensor] = None) 
         lw = rd(rd(rd(pos_weight.astype(cd) - 1, pd) * tc, lw_dtype) + 1, lw_dtype)
         ls = rd(lw * ls, lw_dtype)
     return rd(a - ls, td).astype(td)
+
+
+def log_softmax(x: Tensor, axis: int = 1) -> Tensor:
+    """``log_softmax`` in ``x``'s own precision (MindSpore 2.10's CPU kernel computes float64 in
+    float32): ``x - max - log(sum(exp(x - max)))``."""
+    if x.size == 0:
+        return x
+    if x.dtype != ms.float64:
+        return ops.log_softmax(x, axis)
+    shifted = x - ops.stop_gradient(x.max(axis=axis, keepdims=True))
+    return shifted - ops.log(ops.exp(shifted).sum(axis=axis, keepdims=True))
+
+
+def softmax(x: Tensor, axis: int = 1) -> Tensor:
+    """``softmax`` in ``x``'s own precision (see :func:`log_softmax`)."""
+    if x.size == 0:
+        return x
+    if x.dtype != ms.float64:
+        return ops.softmax(x, axis)
+    e = ops.exp(x - ops.stop_gradient(x.max(axis=axis, keepdims=True)))
+    return e / e.sum(axis=axis, keepdims=True)

@@ -93,7 +93,7 @@ def _scalar(value: float, x: Tensor) -> Tensor:
 
 
 class Accuracy(nn.Cell):
-    """MMDetection's ``Accuracy`` module: :func:`accuracy` with a fixed ``topk``/``thresh``.
+    """MMDetection's ``Accuracy`` module. See :func:`accuracy` (fixed ``topk``/``thresh``).
 
     Args:
         topk (int | tuple[int]): Default: ``(1,)`` (so the result is a list).

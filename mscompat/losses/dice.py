@@ -107,7 +107,9 @@ def dice_loss(
 
 
 class DiceLoss(nn.Cell):
-    """MMDetection's ``DiceLoss``: :func:`dice_loss` of ``sigmoid(pred)`` (``activate``) or of
+    """MMDetection's ``DiceLoss``. See :func:`dice_loss`.
+
+    The loss of ``sigmoid(pred)`` (``activate``) or of
     ``pred``, times ``loss_weight``.
 
     Args:

@@ -354,7 +354,7 @@ def py_focal_loss_with_prob(
         >>> prob = ms.Tensor([[0.9, 0.2], [0.4, 0.7]])
         >>> loss = py_focal_loss_with_prob(prob, ms.Tensor([0, 2], ms.int64), reduction="sum")
         >>> round(float(loss), 6)
-        0.24034
+        0.510717
     """
     pred = check_float_tensor(pred, "pred")
     target = check_tensor(target, "target")
@@ -375,6 +375,7 @@ def py_focal_loss_with_prob(
 
 class FocalLoss(nn.Cell):
     """MMDetection's ``FocalLoss`` (``mmdet.models.losses.FocalLoss``).
+    See :func:`sigmoid_focal_loss`.
 
     ``activated=True``: ``pred`` are probabilities (:func:`py_focal_loss_with_prob`); else
     logits (:func:`sigmoid_focal_loss`). A ``target`` of one dim less than ``pred`` holds class

@@ -200,7 +200,9 @@ def gaussian_focal_loss_with_pos_inds(
 
 
 class GaussianFocalLoss(nn.Cell):
-    """MMDetection's ``GaussianFocalLoss``: :func:`gaussian_focal_loss`, or
+    """MMDetection's ``GaussianFocalLoss``. See :func:`gaussian_focal_loss`.
+
+    Calls :func:`gaussian_focal_loss`, or
     :func:`gaussian_focal_loss_with_pos_inds` when ``pos_inds`` is given, times
     ``loss_weight``.
 

@@ -293,7 +293,9 @@ def distribution_focal_loss(
 
 
 class QualityFocalLoss(nn.Cell):
-    """MMDetection's ``QualityFocalLoss``: :func:`quality_focal_loss` (tuple target),
+    """MMDetection's ``QualityFocalLoss``. See :func:`quality_focal_loss`.
+
+    Calls :func:`quality_focal_loss` (tuple target),
     :func:`quality_focal_loss_with_prob` (tuple target, ``activated``) or
     :func:`quality_focal_loss_tensor_target` (Tensor target), times ``loss_weight``.
 
@@ -348,8 +350,8 @@ class QualityFocalLoss(nn.Cell):
 
 
 class DistributionFocalLoss(nn.Cell):
-    """MMDetection's ``DistributionFocalLoss``: :func:`distribution_focal_loss` times
-    ``loss_weight``.
+    """MMDetection's ``DistributionFocalLoss``. See :func:`distribution_focal_loss` (times
+    ``loss_weight``).
 
     Args:
         reduction (str): ``'none'`` | ``'mean'`` | ``'sum'``. Default: ``'mean'``.

@@ -25,10 +25,10 @@ def _kd_rows(pred: Tensor, soft_label: Tensor, T: float, detach_target: bool) ->
     x, half = _ops.widen(pred)
     s, _ = _ops.widen(soft_label.astype(pred.dtype))
     temp = scalar_like(T, x)
-    target = _ops.rnd(ops.softmax(_ops.rnd(s / temp, half), 1), half)
+    target = _ops.rnd(_ops.softmax(_ops.rnd(s / temp, half), 1), half)
     if detach_target:
         target = ops.stop_gradient(target)
-    logp = _ops.rnd(ops.log_softmax(_ops.rnd(x / temp, half), 1), half)
+    logp = _ops.rnd(_ops.log_softmax(_ops.rnd(x / temp, half), 1), half)
     # F.kl_div(reduction="none") = xlogy(target, target) - target * input
     safe = ops.where(target > 0, target, ops.ones_like(target))
     xlogy = ops.where(target > 0, _ops.rnd(target * ops.log(safe), half), ops.zeros_like(target))
@@ -94,8 +94,8 @@ def knowledge_distillation_kl_div_loss(
 
 
 class KnowledgeDistillationKLDivLoss(nn.Cell):
-    """MMDetection's ``KnowledgeDistillationKLDivLoss``: :func:`knowledge_distillation_kl_div_loss`
-    times ``loss_weight``.
+    """MMDetection's ``KnowledgeDistillationKLDivLoss``.
+    See :func:`knowledge_distillation_kl_div_loss` (times ``loss_weight``).
 
     Args:
         reduction (str): ``'none'`` | ``'mean'`` | ``'sum'``. Default: ``'mean'``.

@@ -53,7 +53,7 @@ def _seesaw_rows(cls_score: Tensor, labels: Tensor, cum_samples: Tensor, p: floa
         weights = _ops.rd(weights * mitigation.astype(cd), w_dtype)
     if q > 0:
         half = dtype == _ops.HALF
-        scores = _ops.rnd(ops.softmax(ops.stop_gradient(x), 1), half)
+        scores = _ops.rnd(_ops.softmax(ops.stop_gradient(x), 1), half)
         self_scores = ops.gather_elements(scores, 1, labels.astype(ms.int64).reshape(-1, 1))
         floor = ops.full_like(self_scores, scalar_like(eps, self_scores))
         score_matrix = _ops.rnd(scores / ops.maximum(self_scores, floor), half)
@@ -222,8 +222,8 @@ class SeesawLoss(nn.Cell):
     def get_activation(self, cls_score: Tensor) -> Tensor:
         """Scores ``(N, C + 1)``: class softmax times the objectness, then the background."""
         classes, objectness = cls_score[..., :-2], cls_score[..., -2:]
-        score_classes = ops.softmax(classes, -1)
-        score_obj = ops.softmax(objectness, -1)
+        score_classes = _ops.softmax(classes, -1)
+        score_obj = _ops.softmax(objectness, -1)
         return ops.cat([score_classes * score_obj[..., :1], score_obj[..., 1:]], -1)
 
     def get_accuracy(self, cls_score: Tensor, labels: Tensor) -> Dict[str, Tensor]:

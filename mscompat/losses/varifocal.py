@@ -101,7 +101,7 @@ def varifocal_loss(
 
 
 class VarifocalLoss(nn.Cell):
-    """MMDetection's ``VarifocalLoss``: :func:`varifocal_loss` times ``loss_weight``.
+    """MMDetection's ``VarifocalLoss``. See :func:`varifocal_loss` (times ``loss_weight``).
 
     Args:
         use_sigmoid (bool): must be True. Default: True.

@@ -93,11 +93,13 @@ def cross_entropy_module(use_sigmoid=False, use_mask=False, reduction="mean", cl
     else:
         criterion = cross_entropy
 
+    default_ignore = ignore_index
+
     def forward(cls_score, label, weight=None, avg_factor=None, reduction_override=None,
-                ignore_index_=None, **kwargs):  # type: ignore[no-untyped-def]
+                ignore_index=None, **kwargs):  # type: ignore[no-untyped-def]
         assert reduction_override in (None, "none", "mean", "sum")
         red = reduction_override if reduction_override else reduction
-        ign = ignore_index if ignore_index_ is None else ignore_index_
+        ign = default_ignore if ignore_index is None else ignore_index
         cw = None if class_weight is None else cls_score.new_tensor(class_weight)
         return loss_weight * criterion(cls_score, label, weight, class_weight=cw, reduction=red,
                                        avg_factor=avg_factor, ignore_index=ign,
@@ -257,6 +259,12 @@ def qfl_pair(pred, label, score, weight=None, reduction="mean", avg_factor=None,
     """The tuple-target QFL with the tuple's two tensors as separate arguments."""
     fn = quality_focal_loss_with_prob if activated else quality_focal_loss
     return fn(pred, (label, score), weight, reduction=reduction, avg_factor=avg_factor, beta=beta)
+
+
+def qfl_prob_pair(pred, label, score, weight=None, reduction="mean", avg_factor=None,
+                  beta=2.0):  # type: ignore[no-untyped-def]
+    return quality_focal_loss_with_prob(pred, (label, score), weight, reduction=reduction,
+                                        avg_factor=avg_factor, beta=beta)
 
 
 def quality_focal_module(use_sigmoid=True, beta=2.0, reduction="mean", loss_weight=1.0,
