@@ -7,10 +7,12 @@ validate their inputs before calling these.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, Optional
 
 import mindspore as ms
 from mindspore import Tensor, ops
+from mindspore.ops import constexpr
 
 from mscompat.losses.utils import _AVG_EPS, _promote, scalar_like
 
@@ -70,11 +72,18 @@ def bce_logits(x: Tensor, t: Tensor, half: bool, pos_weight: Optional[Tensor] = 
 
 def bce_prob(p: Tensor, t: Tensor, half: bool) -> Tensor:
     """``F.binary_cross_entropy(p, t, reduction='none')`` on widened inputs: PyTorch clamps
-    each log at -100, so p = 0 or 1 gives a finite loss."""
+    each log at -100, so p = 0 or 1 gives a finite loss, and ATen's backward is
+    ``(p - t) / max((1 - p) p, 1e-12)`` (finite there too): the value is the forward, the
+    gradient ATen's, through a first-order straight-through form."""
     floor = scalar_like(-100.0, p)
     log_p = rnd(ops.maximum(ops.log(p), ops.full_like(p, floor)), half)
     log_q = rnd(ops.maximum(ops.log1p(-p), ops.full_like(p, floor)), half)
-    return rnd(rnd(rnd(t - 1, half) * log_q, half) - rnd(t * log_p, half), half)
+    value = rnd(rnd(rnd(t - 1, half) * log_q, half) - rnd(t * log_p, half), half)
+    eps = ops.full_like(p, scalar_like(1e-12, p))
+    d_p = ops.stop_gradient((p - t) / ops.maximum((1 - p) * p, eps))
+    d_t = ops.stop_gradient(log_q - log_p)
+    return (ops.stop_gradient(value) + (p - ops.stop_gradient(p)) * d_p
+            + (t - ops.stop_gradient(t)) * d_t)
 
 
 def onehot(label: Tensor, num: int) -> Tensor:
@@ -173,3 +182,13 @@ def softmax(x: Tensor, axis: int = 1) -> Tensor:
         return ops.softmax(x, axis)
     e = ops.exp(x - ops.stop_gradient(x.max(axis=axis, keepdims=True)))
     return e / e.sum(axis=axis, keepdims=True)
+
+
+@constexpr
+def compiling() -> bool:
+    """Whether the caller is being compiled by ``ms.jit`` (graph mode) rather than run
+    eagerly: a ``constexpr`` runs at compile time in graph mode, so the compiler's frame is on
+    the stack then, and only then."""
+    return any(
+        f.function == "compile" and "mindspore" in f.filename for f in inspect.stack(0)
+    )

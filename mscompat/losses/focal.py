@@ -283,7 +283,7 @@ def _scale(loss: Tensor, factor: float) -> Tensor:
     return loss * scalar_like(factor, loss)
 
 
-def _label_onehot(pred: Tensor, target: Tensor) -> Tensor:
+def _label_onehot(pred: Tensor, target: Tensor, check: bool = True) -> Tensor:
     """MMDetection's ``F.one_hot(target, num_classes + 1)[:, :num_classes]``: class indices
     with background ``num_classes`` to an int64 one-hot of ``pred``'s shape."""
     if is_float_dtype(target.dtype) or target.dtype == ms.bool_:
@@ -296,12 +296,17 @@ def _label_onehot(pred: Tensor, target: Tensor) -> Tensor:
             "class-index targets need pred of shape (N, C) and target (N,), but got "
             f"pred.shape={pred.shape} and target.shape={target.shape}"
         )
+    if check:
+        _check_labels(pred, target)
+    return _ops.onehot(target, pred.shape[1]).astype(ms.int64)
+
+
+def _check_labels(pred: Tensor, target: Tensor) -> None:
     num_classes = pred.shape[1]
     _ops.check_label_range(
         target, 0, num_classes + 1, "target",
         f"target: class values must be in [0, {num_classes}] ({num_classes}: background)",
     )
-    return _ops.onehot(target, num_classes).astype(ms.int64)
 
 
 def _focal_prob_elementwise(p: Tensor, t: Tensor, gamma: float, alpha: float) -> Tensor:
@@ -389,6 +394,12 @@ class FocalLoss(nn.Cell):
         loss_weight (float): factor of the loss. Default: 1.0.
         activated (bool): ``pred`` holds probabilities. Default: False.
 
+    .. note::
+        Index labels outside :math:`[0, C]` raise ``ValueError`` in PyNative mode (PyTorch's
+        ``one_hot`` raises); under ``ms.jit`` they are not checked (MindSpore 2.10 does not
+        compile a raise under a Tensor condition next to the fused aot kernel) and give an
+        all-zero target row.
+
     Shape:
         - pred: :math:`(N, C)`.
         - target: :math:`(N, C)` (one-hot or soft) or :math:`(N)` class indices in
@@ -441,9 +452,16 @@ class FocalLoss(nn.Cell):
             loss = py_focal_loss_with_prob(
                 pred, target, weight, self.gamma, self.alpha, reduction, avg_factor
             )
+        elif pred.ndim != target.ndim:
+            # MindSpore 2.10 does not compile a raise under a Tensor condition in the graph of
+            # an aot Custom op (the fused kernel): the labels are checked eagerly only
+            if not _ops.compiling():
+                _check_labels(pred, target)
+            onehot = _label_onehot(pred, target, check=False)
+            loss = sigmoid_focal_loss(
+                pred, onehot, weight, self.gamma, self.alpha, reduction, avg_factor
+            )
         else:
-            if pred.ndim != target.ndim:
-                target = _label_onehot(pred, target)
             loss = sigmoid_focal_loss(
                 pred, target, weight, self.gamma, self.alpha, reduction, avg_factor
             )

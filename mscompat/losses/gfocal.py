@@ -219,7 +219,7 @@ def quality_focal_loss_tensor_target(
 
 
 def _dfl_elementwise(pred: Tensor, label: Tensor) -> Tensor:
-    left = label.astype(ms.int64)
+    left = ops.stop_gradient(label.astype(ms.int64))  # PyTorch's .long(): no gradient
     right = left + 1
     wd = _ops.compute_dtype(label.dtype)
     w_dtype = _ops._promote(ms.float32, label.dtype)
