@@ -154,6 +154,7 @@ class DiceLoss(nn.Cell):
         if self.activate:
             if not self.use_sigmoid:
                 raise NotImplementedError("DiceLoss with activate=True needs use_sigmoid=True")
-            pred = ops.sigmoid(pred)
+            x, half = _ops.widen(pred)
+            pred = _ops.narrow(_ops.rnd(ops.sigmoid(x), half), half)
         loss = dice_loss(pred, target, weight, self.eps, reduction, self.naive_dice, avg_factor)
         return _ops.scale(loss, self.loss_weight)

@@ -157,7 +157,8 @@ def gaussian_focal_loss_with_pos_inds(
     Returns:
         Tensor: 0-d; with ``'none'``, the broadcast sum of the ``(P, 1)`` positive and
         ``(N, C)`` negative terms (as PyTorch broadcasts them). With no positives the positive
-        term's mean is NaN, as PyTorch's mean of an empty tensor (give ``avg_factor``).
+        term's mean is NaN, as PyTorch's mean of an empty tensor (give ``avg_factor``), in
+        PyNative mode; under ``ms.jit`` MindSpore 2.10 gives 0 there.
 
     Example:
         >>> import mindspore as ms
@@ -194,7 +195,13 @@ def gaussian_focal_loss_with_pos_inds(
         picked = ops.gather_elements(picked, 1, cols.reshape(-1, 1))
         pos = _pos_term(picked, half, float(alpha))
     neg = _neg_term(x, target.astype(x.dtype), half, float(alpha), float(gamma))
-    pos_loss = weight_reduce_loss(_ops.narrow(pos, half), None, reduction, avg_factor)
+    if pos_inds.size == 0 and reduction != "none":
+        # PyTorch's reduction of the empty positive term, spelled out (graph mode would
+        # otherwise fold the empty tensor's mean to 0): mean NaN, sum and avg_factor 0
+        nan = float("nan") if reduction == "mean" and avg_factor is None else 0.0
+        pos_loss = ops.fill(pred.dtype, (), nan)
+    else:
+        pos_loss = weight_reduce_loss(_ops.narrow(pos, half), None, reduction, avg_factor)
     neg_loss = weight_reduce_loss(_ops.narrow(neg, half), None, reduction, avg_factor)
     return _ops.scale(pos_loss, float(pos_weight)) + _ops.scale(neg_loss, float(neg_weight))
 

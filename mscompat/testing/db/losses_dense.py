@@ -75,7 +75,7 @@ def gflpi_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]
     yield SampleInput((p, t, np.zeros(0, np.int64), np.zeros(0, np.int64)),
                       {"avg_factor": 0.0}, name="no positives, avg_factor 0")
     yield SampleInput((p, t, np.zeros(0, np.int64), np.zeros(0, np.int64)),
-                      name="no positives mean (NaN)")
+                      {"reduction": "sum"}, name="no positives sum")
 
 
 def gflpi_errors() -> Iterator[ErrorInput]:
@@ -219,6 +219,17 @@ _HALF = (
 )
 
 
+_KD = _HALF + (
+    ToleranceOverride("float32", "forward", Tolerance(atol=1e-4, rtol=1e-5),
+                      "the KL is a small difference of large terms (cancellation), times T^2"),
+)
+_SEESAW = _HALF + (
+    ToleranceOverride("float32", "forward", Tolerance(atol=1e-5, rtol=3e-5),
+                      "float16 scores give float32 losses through float16 softmax/log_softmax "
+                      "(1-ulp float16 differences); float32 log_softmax differs by a few ulps"),
+)
+
+
 def _entry(name: str, op: Any, ref: str, samples: Any, errors: Any, api: str,
            **extra: Any) -> OpInfo:
     mm = f"mmdet.models.losses.{name}"
@@ -244,11 +255,13 @@ OPS: List[OpInfo] = [
            dice_cell_errors, "dice_loss", is_cell=True),
     _entry("knowledge_distillation_kl_div_loss", knowledge_distillation_kl_div_loss,
            "knowledge_distillation_kl_div_loss", every_dtype_first(kd_samples, 1), kd_errors,
-           "kd_loss"),
+           "kd_loss", tolerance_overrides=_KD),
     _entry("KnowledgeDistillationKLDivLoss", KnowledgeDistillationKLDivLoss, "kd_module",
-           every_dtype_first(kd_cell_samples, 1), kd_cell_errors, "kd_loss", is_cell=True),
+           every_dtype_first(kd_cell_samples, 1), kd_cell_errors, "kd_loss", is_cell=True,
+           tolerance_overrides=_KD),
     _entry("seesaw_ce_loss", seesaw_ce_loss, "seesaw_ce_loss",
-           every_dtype_first(seesaw_fn_samples, 1), seesaw_fn_errors, "seesaw_loss"),
+           every_dtype_first(seesaw_fn_samples, 1), seesaw_fn_errors, "seesaw_loss",
+           tolerance_overrides=_SEESAW),
     _entry("SeesawLoss", SeesawLoss, "seesaw_module", every_dtype_first(seesaw_samples, 1),
-           seesaw_errors, "seesaw_loss", is_cell=True),
+           seesaw_errors, "seesaw_loss", is_cell=True, tolerance_overrides=_SEESAW),
 ]
