@@ -82,8 +82,11 @@ def bce_prob(p: Tensor, t: Tensor, half: bool) -> Tensor:
     eps = ops.full_like(p, scalar_like(1e-12, p))
     d_p = ops.stop_gradient((p - t) / ops.maximum((1 - p) * p, eps))
     d_t = ops.stop_gradient(log_q - log_p)
-    return (ops.stop_gradient(value) + (p - ops.stop_gradient(p)) * d_p
-            + (t - ops.stop_gradient(t)) * d_t)
+    return (
+        ops.stop_gradient(value)
+        + (p - ops.stop_gradient(p)) * d_p
+        + (t - ops.stop_gradient(t)) * d_t
+    )
 
 
 def onehot(label: Tensor, num: int) -> Tensor:
@@ -117,8 +120,9 @@ def mul(a: Tensor, b: Tensor) -> Tensor:
     return a.astype(out) * b.astype(out)
 
 
-def check_label_range(label: Tensor, low: int, high: int, name: str, message: str,
-                      ignore: Optional[int] = None) -> None:
+def check_label_range(
+    label: Tensor, low: int, high: int, name: str, message: str, ignore: Optional[int] = None
+) -> None:
     """Raise ``ValueError(message)`` if a value of ``label`` lies outside ``[low, high)``
     (``ignore`` excepted). Reads the values, in graph mode too (a constant message)."""
     if label.size == 0:
@@ -189,6 +193,4 @@ def compiling() -> bool:
     """Whether the caller is being compiled by ``ms.jit`` (graph mode) rather than run
     eagerly: a ``constexpr`` runs at compile time in graph mode, so the compiler's frame is on
     the stack then, and only then."""
-    return any(
-        f.function == "compile" and "mindspore" in f.filename for f in inspect.stack(0)
-    )
+    return any(f.function == "compile" and "mindspore" in f.filename for f in inspect.stack(0))

@@ -28,8 +28,9 @@ def _check_topk(topk: TopK) -> Tuple[Tuple[int, ...], bool]:
     return ks, single
 
 
-def accuracy(pred: Tensor, target: Tensor, topk: TopK = 1,
-             thresh: Optional[float] = None) -> Union[Tensor, List[Tensor]]:
+def accuracy(
+    pred: Tensor, target: Tensor, topk: TopK = 1, thresh: Optional[float] = None
+) -> Union[Tensor, List[Tensor]]:
     """Top-k accuracy in percent, as MMDetection's ``mmdet.models.losses.accuracy``.
 
     .. math::
@@ -71,7 +72,9 @@ def accuracy(pred: Tensor, target: Tensor, topk: TopK = 1,
             f"pred.shape={pred.shape} and target.shape={target.shape}"
         )
     if is_float_dtype(target.dtype) or target.dtype == ms.bool_:
-        raise TypeError(f"target must hold class indices (an integer dtype), but got {target.dtype}")
+        raise TypeError(
+            f"target must hold class indices (an integer dtype), but got {target.dtype}"
+        )
     maxk = max(ks)
     if maxk > pred.shape[1]:
         raise ValueError(f"maxk {maxk} exceeds pred dimension {pred.shape[1]}")
@@ -88,8 +91,8 @@ def accuracy(pred: Tensor, target: Tensor, topk: TopK = 1,
     return res[0] if single else res
 
 
-def _scalar(value: float, x: Tensor) -> Tensor:
-    return Tensor(value, x.dtype) if x.dtype == ms.float64 else value  # type: ignore[return-value]
+def _scalar(value: float, x: Tensor) -> Union[Tensor, float]:
+    return Tensor(value, x.dtype) if x.dtype == ms.float64 else value
 
 
 class Accuracy(nn.Cell):

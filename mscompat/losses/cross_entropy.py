@@ -53,8 +53,9 @@ def _check_int_label(label: Any, name: str = "label") -> Tensor:
     return label
 
 
-def _ce_elementwise(pred: Tensor, label: Tensor, class_weight: Optional[Tensor],
-                    ignore_index: int) -> Tensor:
+def _ce_elementwise(
+    pred: Tensor, label: Tensor, class_weight: Optional[Tensor], ignore_index: int
+) -> Tensor:
     """``F.cross_entropy(pred, label, class_weight, reduction='none', ignore_index)``."""
     x, half = _ops.widen(pred)
     valid = label != ignore_index
@@ -138,7 +139,10 @@ def cross_entropy(
     num_classes = pred.shape[1]
     cw = _class_weight(class_weight, pred, num_classes)
     _ops.check_label_range(
-        label, 0, num_classes, "label",
+        label,
+        0,
+        num_classes,
+        "label",
         f"label: each target must be in [0, {num_classes}) or ignore_index",
         ignore=ignore_index,
     )
@@ -153,15 +157,17 @@ def cross_entropy(
     return weight_reduce_loss(loss, weight, reduction, avg_factor)
 
 
-def _expand_onehot_labels(labels: Tensor, label_weights: Optional[Tensor], channels: int,
-                          ignore_index: int) -> Any:
+def _expand_onehot_labels(
+    labels: Tensor, label_weights: Optional[Tensor], channels: int, ignore_index: int
+) -> Any:
     """MMDetection's ``_expand_onehot_labels``: (N,) indices -> (N, C) one-hot of the labels'
     dtype, the weights repeated per class and masked, and the float32 valid mask."""
     valid = ops.logical_and(labels >= 0, labels != ignore_index)
     bins = ops.logical_and(_ops.onehot(labels, channels), valid.expand_dims(1))
     bin_labels = bins.astype(labels.dtype)
-    valid_mask = ops.broadcast_to(valid.astype(ms.float32).reshape(-1, 1),
-                                  (labels.shape[0], channels))
+    valid_mask = ops.broadcast_to(
+        valid.astype(ms.float32).reshape(-1, 1), (labels.shape[0], channels)
+    )
     if label_weights is None:
         bin_weights = valid_mask
     else:
@@ -237,8 +243,9 @@ def binary_cross_entropy(
                 f"weight must have N={label.shape[0]} elements with class-index labels, "
                 f"but got weight.shape={weight.shape}"
             )
-        label, weight, valid_mask = _expand_onehot_labels(label, weight, pred.shape[-1],
-                                                          ignore_index)
+        label, weight, valid_mask = _expand_onehot_labels(
+            label, weight, pred.shape[-1], ignore_index
+        )
     else:
         if label.shape != pred.shape:
             raise ValueError(
@@ -317,8 +324,9 @@ def mask_cross_entropy(
             f"target must have shape {sliced_shape} (pred without its class dim), but got "
             f"target.shape={target.shape}"
         )
-    _ops.check_label_range(label, 0, pred.shape[1], "label",
-                           f"label: each class must be in [0, {pred.shape[1]})")
+    _ops.check_label_range(
+        label, 0, pred.shape[1], "label", f"label: each class must be in [0, {pred.shape[1]})"
+    )
     idx = label.astype(ms.int64).reshape((-1, 1) + (1,) * (pred.ndim - 2))
     idx = ops.broadcast_to(idx, (pred.shape[0], 1) + pred.shape[2:])
     sliced = ops.gather_elements(pred, 1, idx).reshape(sliced_shape)
@@ -383,11 +391,14 @@ class CrossEntropyLoss(nn.Cell):
         self.use_mask = use_mask
         self.reduction = reduction
         self.loss_weight = check_number(loss_weight, "loss_weight")
-        self.class_weight = None if class_weight is None else [
-            check_number(v, "class_weight") for v in class_weight
-        ]
-        self.ignore_index = None if ignore_index is None else check_int(
-            ignore_index, "ignore_index")
+        self.class_weight = (
+            None
+            if class_weight is None
+            else [check_number(v, "class_weight") for v in class_weight]
+        )
+        self.ignore_index = (
+            None if ignore_index is None else check_int(ignore_index, "ignore_index")
+        )
         self.avg_non_ignore = check_bool(avg_non_ignore, "avg_non_ignore")
         if ignore_index is not None and not avg_non_ignore and reduction == "mean":
             warnings.warn(
@@ -416,12 +427,24 @@ class CrossEntropyLoss(nn.Cell):
             )
         elif self.use_sigmoid:
             loss = binary_cross_entropy(
-                cls_score, label, weight, reduction, avg_factor, self._cw(cls_score), ignore,
+                cls_score,
+                label,
+                weight,
+                reduction,
+                avg_factor,
+                self._cw(cls_score),
+                ignore,
                 self.avg_non_ignore,
             )
         else:
             loss = cross_entropy(
-                cls_score, label, weight, reduction, avg_factor, self._cw(cls_score), ignore,
+                cls_score,
+                label,
+                weight,
+                reduction,
+                avg_factor,
+                self._cw(cls_score),
+                ignore,
                 self.avg_non_ignore,
             )
         return _ops.scale(loss, self.loss_weight)

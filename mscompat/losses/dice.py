@@ -73,8 +73,11 @@ def dice_loss(
     _check_avg_factor(avg_factor, reduction)
     check_number(eps, "eps")
     check_bool(naive_dice, "naive_dice")
-    if pred.ndim < 1 or target.ndim < 1 or pred.shape[0] != target.shape[0] or (
-        pred.size != target.size
+    if (
+        pred.ndim < 1
+        or target.ndim < 1
+        or pred.shape[0] != target.shape[0]
+        or (pred.size != target.size)
     ):
         raise ValueError(
             "pred and target must have the same number of samples and elements, but got "
@@ -134,8 +137,15 @@ class DiceLoss(nn.Cell):
         ()
     """
 
-    def __init__(self, use_sigmoid: bool = True, activate: bool = True, reduction: str = "mean",
-                 naive_dice: bool = False, loss_weight: float = 1.0, eps: float = 1e-3) -> None:
+    def __init__(
+        self,
+        use_sigmoid: bool = True,
+        activate: bool = True,
+        reduction: str = "mean",
+        naive_dice: bool = False,
+        loss_weight: float = 1.0,
+        eps: float = 1e-3,
+    ) -> None:
         super().__init__()
         self.use_sigmoid = check_bool(use_sigmoid, "use_sigmoid")
         self.activate = check_bool(activate, "activate")
@@ -144,9 +154,14 @@ class DiceLoss(nn.Cell):
         self.loss_weight = check_number(loss_weight, "loss_weight")
         self.eps = check_number(eps, "eps")
 
-    def construct(self, pred: Tensor, target: Tensor, weight: Optional[Tensor] = None,
-                  reduction_override: Optional[str] = None,
-                  avg_factor: AvgFactor = None) -> Tensor:
+    def construct(
+        self,
+        pred: Tensor,
+        target: Tensor,
+        weight: Optional[Tensor] = None,
+        reduction_override: Optional[str] = None,
+        avg_factor: AvgFactor = None,
+    ) -> Tensor:
         if reduction_override is not None:
             check_reduction(reduction_override, "reduction_override")
         reduction = self.reduction if reduction_override is None else reduction_override

@@ -304,7 +304,10 @@ def _label_onehot(pred: Tensor, target: Tensor, check: bool = True) -> Tensor:
 def _check_labels(pred: Tensor, target: Tensor) -> None:
     num_classes = pred.shape[1]
     _ops.check_label_range(
-        target, 0, num_classes + 1, "target",
+        target,
+        0,
+        num_classes + 1,
+        "target",
         f"target: class values must be in [0, {num_classes}] ({num_classes}: background)",
     )
 
@@ -313,12 +316,9 @@ def _focal_prob_elementwise(p: Tensor, t: Tensor, gamma: float, alpha: float) ->
     x, half = _ops.widen(p)
     t = t.astype(x.dtype)
     one_minus_t = _ops.rnd(1 - t, half)
-    pt = _ops.rnd(_ops.rnd(_ops.rnd(1 - x, half) * t, half) + _ops.rnd(x * one_minus_t, half),
-                  half)
+    pt = _ops.rnd(_ops.rnd(_ops.rnd(1 - x, half) * t, half) + _ops.rnd(x * one_minus_t, half), half)
     a_pos = scalar_like(alpha, x)
-    alpha_t = _ops.rnd(
-        _ops.rnd(a_pos * t, half) + _ops.rnd((1 - a_pos) * one_minus_t, half), half
-    )
+    alpha_t = _ops.rnd(_ops.rnd(a_pos * t, half) + _ops.rnd((1 - a_pos) * one_minus_t, half), half)
     focal_weight = _ops.rnd(alpha_t * _ops.rnd(_ops.power(pt, gamma), half), half)
     loss = _ops.rnd(_ops.bce_prob(x, t, half) * focal_weight, half)
     return _ops.narrow(loss, half)

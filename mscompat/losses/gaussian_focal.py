@@ -28,8 +28,9 @@ _EPS = 1e-12
 def _pos_term(x: Tensor, half: bool, alpha: float) -> Tensor:
     """``-(p + eps).log() * (1 - p) ** alpha`` in PyTorch's op order (widened ``x``)."""
     log = _ops.rnd(ops.log(_ops.rnd(x + scalar_like(_EPS, x), half)), half)
-    return _ops.rnd(_ops.rnd(-log, half) * _ops.rnd(_ops.power(_ops.rnd(1 - x, half), alpha),
-                                                    half), half)
+    return _ops.rnd(
+        _ops.rnd(-log, half) * _ops.rnd(_ops.power(_ops.rnd(1 - x, half), alpha), half), half
+    )
 
 
 def _neg_term(x: Tensor, t: Tensor, half: bool, alpha: float, gamma: float) -> Tensor:
@@ -40,8 +41,9 @@ def _neg_term(x: Tensor, t: Tensor, half: bool, alpha: float, gamma: float) -> T
     return _ops.rnd(_ops.rnd(log * _ops.rnd(_ops.power(x, alpha), half), half) * neg_w, half)
 
 
-def _gfl_elementwise(pred: Tensor, target: Tensor, alpha: float, gamma: float,
-                     pos_weight: float, neg_weight: float) -> Tensor:
+def _gfl_elementwise(
+    pred: Tensor, target: Tensor, alpha: float, gamma: float, pos_weight: float, neg_weight: float
+) -> Tensor:
     x, half = _ops.widen(pred)
     t = target.astype(x.dtype)
     pos = _ops.rnd(_pos_term(x, half, alpha) * (t == 1).astype(x.dtype), half)
@@ -57,14 +59,26 @@ def _gfl_elementwise(pred: Tensor, target: Tensor, alpha: float, gamma: float,
 register("losses.gaussian_focal_loss", "composite", note="MindSpore ops")(_gfl_elementwise)
 
 
-def _check(pred: Tensor, target: Tensor, reduction: str, avg_factor: AvgFactor, alpha: float,
-           gamma: float, pos_weight: float, neg_weight: float) -> Tensor:
+def _check(
+    pred: Tensor,
+    target: Tensor,
+    reduction: str,
+    avg_factor: AvgFactor,
+    alpha: float,
+    gamma: float,
+    pos_weight: float,
+    neg_weight: float,
+) -> Tensor:
     pred = check_float_tensor(pred, "pred")
     target = check_tensor(target, "gaussian_target")
     check_reduction(reduction)
     _check_avg_factor(avg_factor, reduction)
-    for value, name in ((alpha, "alpha"), (gamma, "gamma"), (pos_weight, "pos_weight"),
-                        (neg_weight, "neg_weight")):
+    for value, name in (
+        (alpha, "alpha"),
+        (gamma, "gamma"),
+        (pos_weight, "pos_weight"),
+        (neg_weight, "neg_weight"),
+    ):
         check_number(value, name)
     if target.dtype != pred.dtype:
         raise TypeError(
@@ -116,11 +130,19 @@ def gaussian_focal_loss(
         >>> gaussian_focal_loss(pred, target, reduction="none").shape
         (2, 2)
     """
-    target = _check(pred, gaussian_target, reduction, avg_factor, alpha, gamma, pos_weight,
-                    neg_weight)
+    target = _check(
+        pred, gaussian_target, reduction, avg_factor, alpha, gamma, pos_weight, neg_weight
+    )
     check_same_shape(pred, target, "pred", "gaussian_target")
-    loss = call("losses.gaussian_focal_loss", pred, target, float(alpha), float(gamma),
-                float(pos_weight), float(neg_weight))
+    loss = call(
+        "losses.gaussian_focal_loss",
+        pred,
+        target,
+        float(alpha),
+        float(gamma),
+        float(pos_weight),
+        float(neg_weight),
+    )
     return weight_reduce_loss(loss, weight, reduction, avg_factor)
 
 
@@ -169,8 +191,9 @@ def gaussian_focal_loss_with_pos_inds(
         >>> gaussian_focal_loss_with_pos_inds(pred, target, inds, labels, avg_factor=1.0).shape
         ()
     """
-    target = _check(pred, gaussian_target, reduction, avg_factor, alpha, gamma, pos_weight,
-                    neg_weight)
+    target = _check(
+        pred, gaussian_target, reduction, avg_factor, alpha, gamma, pos_weight, neg_weight
+    )
     pos_inds = check_tensor(pos_inds, "pos_inds")
     pos_labels = check_tensor(pos_labels, "pos_labels")
     for t, name in ((pos_inds, "pos_inds"), (pos_labels, "pos_labels")):
@@ -183,8 +206,9 @@ def gaussian_focal_loss_with_pos_inds(
         )
     n, c = pred.shape
     _ops.check_label_range(pos_inds, -n, n, "pos_inds", f"pos_inds: each must be in [-{n}, {n})")
-    _ops.check_label_range(pos_labels, -c, c, "pos_labels",
-                           f"pos_labels: each must be in [-{c}, {c})")
+    _ops.check_label_range(
+        pos_labels, -c, c, "pos_labels", f"pos_labels: each must be in [-{c}, {c})"
+    )
     x, half = _ops.widen(pred)
     if pos_inds.size == 0:
         pos = ops.zeros((0, 1), x.dtype)
@@ -235,9 +259,15 @@ class GaussianFocalLoss(nn.Cell):
         ()
     """
 
-    def __init__(self, alpha: float = 2.0, gamma: float = 4.0, reduction: str = "mean",
-                 loss_weight: float = 1.0, pos_weight: float = 1.0,
-                 neg_weight: float = 1.0) -> None:
+    def __init__(
+        self,
+        alpha: float = 2.0,
+        gamma: float = 4.0,
+        reduction: str = "mean",
+        loss_weight: float = 1.0,
+        pos_weight: float = 1.0,
+        neg_weight: float = 1.0,
+    ) -> None:
         super().__init__()
         self.alpha = check_number(alpha, "alpha")
         self.gamma = check_number(gamma, "gamma")
@@ -246,10 +276,16 @@ class GaussianFocalLoss(nn.Cell):
         self.pos_weight = check_number(pos_weight, "pos_weight")
         self.neg_weight = check_number(neg_weight, "neg_weight")
 
-    def construct(self, pred: Tensor, target: Tensor, pos_inds: Optional[Tensor] = None,
-                  pos_labels: Optional[Tensor] = None, weight: Optional[Tensor] = None,
-                  avg_factor: AvgFactor = None,
-                  reduction_override: Optional[str] = None) -> Tensor:
+    def construct(
+        self,
+        pred: Tensor,
+        target: Tensor,
+        pos_inds: Optional[Tensor] = None,
+        pos_labels: Optional[Tensor] = None,
+        weight: Optional[Tensor] = None,
+        avg_factor: AvgFactor = None,
+        reduction_override: Optional[str] = None,
+    ) -> Tensor:
         if reduction_override is not None:
             check_reduction(reduction_override, "reduction_override")
         reduction = self.reduction if reduction_override is None else reduction_override
@@ -257,10 +293,27 @@ class GaussianFocalLoss(nn.Cell):
             if pos_labels is None:
                 raise ValueError("pos_labels must be given with pos_inds")
             loss = gaussian_focal_loss_with_pos_inds(
-                pred, target, pos_inds, pos_labels, self.alpha, self.gamma, self.pos_weight,
-                self.neg_weight, reduction, avg_factor,
+                pred,
+                target,
+                pos_inds,
+                pos_labels,
+                self.alpha,
+                self.gamma,
+                self.pos_weight,
+                self.neg_weight,
+                reduction,
+                avg_factor,
             )
         else:
-            loss = gaussian_focal_loss(pred, target, weight, reduction, avg_factor, self.alpha,
-                                       self.gamma, self.pos_weight, self.neg_weight)
+            loss = gaussian_focal_loss(
+                pred,
+                target,
+                weight,
+                reduction,
+                avg_factor,
+                self.alpha,
+                self.gamma,
+                self.pos_weight,
+                self.neg_weight,
+            )
         return _ops.scale(loss, self.loss_weight)

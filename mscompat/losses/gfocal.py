@@ -33,8 +33,9 @@ __all__ = [
 QflTarget = Union[Tuple[Tensor, Tensor], Tensor]
 
 
-def _qfl_elementwise(pred: Tensor, pos: Tensor, score: Tensor, beta: float,
-                     activated: bool) -> Tensor:
+def _qfl_elementwise(
+    pred: Tensor, pos: Tensor, score: Tensor, beta: float, activated: bool
+) -> Tensor:
     """Per-element QFL before the class sum: ``pos`` marks the elements whose target is
     ``score`` (broadcast), elsewhere the target is 0."""
     x, half = _ops.widen(pred)
@@ -94,15 +95,23 @@ def _pair_target(pred: Tensor, target: QflTarget) -> Tuple[Tensor, Tensor]:
     return label, score
 
 
-def _qfl_pair(pred: Tensor, target: QflTarget, weight: Optional[Tensor], reduction: str,
-              avg_factor: AvgFactor, beta: float, activated: bool) -> Tensor:
+def _qfl_pair(
+    pred: Tensor,
+    target: QflTarget,
+    weight: Optional[Tensor],
+    reduction: str,
+    avg_factor: AvgFactor,
+    beta: float,
+    activated: bool,
+) -> Tensor:
     pred = check_float_tensor(pred, "pred")
     _check_common(pred, reduction, avg_factor, beta)
     label, score = _pair_target(pred, target)
     # labels outside [0, C) (background = C, or negative) have no positive class
     pos = _ops.onehot(label, pred.shape[1])
-    loss = call("losses.quality_focal_loss", pred, pos, score.reshape(-1, 1), float(beta),
-                activated)
+    loss = call(
+        "losses.quality_focal_loss", pred, pos, score.reshape(-1, 1), float(beta), activated
+    )
     return weight_reduce_loss(_row_sum(loss), weight, reduction, avg_factor)
 
 
@@ -285,7 +294,10 @@ def distribution_focal_loss(
         )
     bins = pred.shape[1]
     _ops.check_label_range(
-        label.astype(ms.int64) + 1, 1, bins, "label",
+        label.astype(ms.int64) + 1,
+        1,
+        bins,
+        "label",
         f"label: each target must lie in [0, {bins - 1}) (its two bins in [0, {bins}))",
     )
     loss = call("losses.distribution_focal_loss", pred, label)
@@ -320,8 +332,14 @@ class QualityFocalLoss(nn.Cell):
         ()
     """
 
-    def __init__(self, use_sigmoid: bool = True, beta: float = 2.0, reduction: str = "mean",
-                 loss_weight: float = 1.0, activated: bool = False) -> None:
+    def __init__(
+        self,
+        use_sigmoid: bool = True,
+        beta: float = 2.0,
+        reduction: str = "mean",
+        loss_weight: float = 1.0,
+        activated: bool = False,
+    ) -> None:
         super().__init__()
         if use_sigmoid is not True:
             raise ValueError(f"Only sigmoid in QFL supported now (use_sigmoid={use_sigmoid!r})")
@@ -331,9 +349,14 @@ class QualityFocalLoss(nn.Cell):
         self.loss_weight = check_number(loss_weight, "loss_weight")
         self.activated = check_bool(activated, "activated")
 
-    def construct(self, pred: Tensor, target: QflTarget, weight: Optional[Tensor] = None,
-                  avg_factor: AvgFactor = None,
-                  reduction_override: Optional[str] = None) -> Tensor:
+    def construct(
+        self,
+        pred: Tensor,
+        target: QflTarget,
+        weight: Optional[Tensor] = None,
+        avg_factor: AvgFactor = None,
+        reduction_override: Optional[str] = None,
+    ) -> Tensor:
         if reduction_override is not None:
             check_reduction(reduction_override, "reduction_override")
         reduction = self.reduction if reduction_override is None else reduction_override
@@ -342,8 +365,9 @@ class QualityFocalLoss(nn.Cell):
                 pred, target, weight, reduction, avg_factor, self.beta, self.activated
             )
         elif self.activated:
-            loss = quality_focal_loss_with_prob(pred, target, weight, reduction, avg_factor,
-                                                self.beta)
+            loss = quality_focal_loss_with_prob(
+                pred, target, weight, reduction, avg_factor, self.beta
+            )
         else:
             loss = quality_focal_loss(pred, target, weight, reduction, avg_factor, self.beta)
         return _ops.scale(loss, self.loss_weight)
@@ -373,9 +397,14 @@ class DistributionFocalLoss(nn.Cell):
         self.reduction = reduction
         self.loss_weight = check_number(loss_weight, "loss_weight")
 
-    def construct(self, pred: Tensor, target: Tensor, weight: Optional[Tensor] = None,
-                  avg_factor: AvgFactor = None,
-                  reduction_override: Optional[str] = None) -> Tensor:
+    def construct(
+        self,
+        pred: Tensor,
+        target: Tensor,
+        weight: Optional[Tensor] = None,
+        avg_factor: AvgFactor = None,
+        reduction_override: Optional[str] = None,
+    ) -> Tensor:
         if reduction_override is not None:
             check_reduction(reduction_override, "reduction_override")
         reduction = self.reduction if reduction_override is None else reduction_override

@@ -78,8 +78,9 @@ def knowledge_distillation_kl_div_loss(
         (2,)
     """
     pred = check_float_tensor(pred, "pred")
-    soft_label = check_same_shape(pred, check_tensor(soft_label, "soft_label"), "pred",
-                                  "soft_label")
+    soft_label = check_same_shape(
+        pred, check_tensor(soft_label, "soft_label"), "pred", "soft_label"
+    )
     check_reduction(reduction)
     _check_avg_factor(avg_factor, reduction)
     check_number(T, "T")
@@ -121,13 +122,18 @@ class KnowledgeDistillationKLDivLoss(nn.Cell):
         self.loss_weight = check_number(loss_weight, "loss_weight")
         self.T = T
 
-    def construct(self, pred: Tensor, soft_label: Tensor, weight: Optional[Tensor] = None,
-                  avg_factor: AvgFactor = None,
-                  reduction_override: Optional[str] = None) -> Tensor:
+    def construct(
+        self,
+        pred: Tensor,
+        soft_label: Tensor,
+        weight: Optional[Tensor] = None,
+        avg_factor: AvgFactor = None,
+        reduction_override: Optional[str] = None,
+    ) -> Tensor:
         if reduction_override is not None:
             check_reduction(reduction_override, "reduction_override")
         reduction = self.reduction if reduction_override is None else reduction_override
-        loss = knowledge_distillation_kl_div_loss(pred, soft_label, weight, reduction,
-                                                  avg_factor, T=self.T)
+        loss = knowledge_distillation_kl_div_loss(
+            pred, soft_label, weight, reduction, avg_factor, T=self.T
+        )
         return _ops.scale(loss, self.loss_weight)
-

@@ -32,8 +32,9 @@ from mscompat.losses.utils import (
 __all__ = ["SeesawLoss", "seesaw_ce_loss"]
 
 
-def _seesaw_rows(cls_score: Tensor, labels: Tensor, cum_samples: Tensor, p: float, q: float,
-                 eps: float) -> Tensor:
+def _seesaw_rows(
+    cls_score: Tensor, labels: Tensor, cum_samples: Tensor, p: float, q: float, eps: float
+) -> Tensor:
     """Per-row seesaw cross-entropy (``labels`` in range): MMDetection's op sequence and
     dtypes (the float32 ``cum_samples`` and masks make a float16 score float32)."""
     num_classes = cls_score.shape[-1]
@@ -69,7 +70,9 @@ def _seesaw_rows(cls_score: Tensor, labels: Tensor, cum_samples: Tensor, p: floa
 
 def _check_seesaw(cls_score: Tensor, labels: Tensor, num_classes: int) -> None:
     if is_float_dtype(labels.dtype) or labels.dtype == ms.bool_:
-        raise TypeError(f"labels must hold class indices (an integer dtype), but got {labels.dtype}")
+        raise TypeError(
+            f"labels must hold class indices (an integer dtype), but got {labels.dtype}"
+        )
     if cls_score.ndim != 2 or labels.shape != cls_score.shape[:1]:
         raise ValueError(
             f"cls_score must have shape (N, C) and labels (N,), but got "
@@ -138,8 +141,9 @@ def seesaw_ce_loss(
             f"cls_score must have num_classes={num_classes} columns and cum_samples shape "
             f"({num_classes},), but got {cls_score.shape} and {cum_samples.shape}"
         )
-    _ops.check_label_range(labels, 0, num_classes, "labels",
-                           f"labels: class values must be in [0, {num_classes})")
+    _ops.check_label_range(
+        labels, 0, num_classes, "labels", f"labels: class values must be in [0, {num_classes})"
+    )
     loss = _seesaw_rows(cls_score, labels, cum_samples, p, q, eps)
     if label_weights is not None:
         label_weights = check_tensor(label_weights, "label_weights").astype(ms.float32)
@@ -188,9 +192,17 @@ class SeesawLoss(nn.Cell):
         [1.0, 0.0, 0.0, 1.0]
     """
 
-    def __init__(self, use_sigmoid: bool = False, p: float = 0.8, q: float = 2.0,
-                 num_classes: int = 1203, eps: float = 1e-2, reduction: str = "mean",
-                 loss_weight: float = 1.0, return_dict: bool = True) -> None:
+    def __init__(
+        self,
+        use_sigmoid: bool = False,
+        p: float = 0.8,
+        q: float = 2.0,
+        num_classes: int = 1203,
+        eps: float = 1e-2,
+        reduction: str = "mean",
+        loss_weight: float = 1.0,
+        return_dict: bool = True,
+    ) -> None:
         super().__init__()
         if use_sigmoid is not False:
             raise ValueError(f"SeesawLoss supports only use_sigmoid=False, got {use_sigmoid!r}")
@@ -237,10 +249,14 @@ class SeesawLoss(nn.Cell):
             "acc_classes": accuracy(classes, ops.gather(labels, rows, 0)),
         }
 
-    def construct(self, cls_score: Tensor, labels: Tensor,
-                  label_weights: Optional[Tensor] = None, avg_factor: AvgFactor = None,
-                  reduction_override: Optional[str] = None
-                  ) -> Union[Tensor, Dict[str, Tensor]]:
+    def construct(
+        self,
+        cls_score: Tensor,
+        labels: Tensor,
+        label_weights: Optional[Tensor] = None,
+        avg_factor: AvgFactor = None,
+        reduction_override: Optional[str] = None,
+    ) -> Union[Tensor, Dict[str, Tensor]]:
         if reduction_override is not None:
             check_reduction(reduction_override, "reduction_override")
         reduction = self.reduction if reduction_override is None else reduction_override
@@ -255,8 +271,13 @@ class SeesawLoss(nn.Cell):
                 f"cls_score must have num_classes + 2 = {c + 2} columns, but got "
                 f"cls_score.shape={cls_score.shape}"
             )
-        _ops.check_label_range(labels, 0, c + 1, "labels",
-                               f"labels: class values must be in [0, {c}] ({c}: background)")
+        _ops.check_label_range(
+            labels,
+            0,
+            c + 1,
+            "labels",
+            f"labels: class values must be in [0, {c}] ({c}: background)",
+        )
         counts = _ops.onehot(labels, c + 1).astype(ms.float32)
         counts = counts.sum(0) if labels.size else ops.zeros((c + 1,), ms.float32)
         cum = self.cum_samples + counts
@@ -280,8 +301,9 @@ class SeesawLoss(nn.Cell):
             return {"loss_cls_objectness": obj_loss, "loss_cls_classes": cls_loss}
         return cls_loss + obj_loss
 
-    def _reduce_positives(self, rows: Tensor, weights: Tensor, pos: Tensor, reduction: str,
-                          avg_factor: AvgFactor) -> Tensor:
+    def _reduce_positives(
+        self, rows: Tensor, weights: Tensor, pos: Tensor, reduction: str, avg_factor: AvgFactor
+    ) -> Tensor:
         """MMDetection's reduction over the positive rows only, with static shapes (a zero
         when there is none, as its ``cls_score_classes[pos_inds].sum()``)."""
         weighted = _ops.mul(rows, weights)
@@ -294,8 +316,10 @@ class SeesawLoss(nn.Cell):
             return total
         if avg_factor is None:
             denom = ops.maximum(count, ops.ones_like(count))  # a 0/0 would poison the gradient
-            loss = (total.astype(_ops.compute_dtype(total.dtype)) / denom.astype(
-                _ops.compute_dtype(total.dtype))).astype(total.dtype)
+            loss = (
+                total.astype(_ops.compute_dtype(total.dtype))
+                / denom.astype(_ops.compute_dtype(total.dtype))
+            ).astype(total.dtype)
         else:
             loss = weight_reduce_loss(masked, None, "mean", avg_factor)
         return ops.where(count > 0, loss, ops.zeros_like(loss))

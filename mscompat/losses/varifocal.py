@@ -23,8 +23,9 @@ from mscompat.losses.utils import AvgFactor, _check_avg_factor, scalar_like, wei
 __all__ = ["VarifocalLoss", "varifocal_loss"]
 
 
-def _vfl_elementwise(pred: Tensor, target: Tensor, alpha: float, gamma: float,
-                     iou_weighted: bool) -> Tensor:
+def _vfl_elementwise(
+    pred: Tensor, target: Tensor, alpha: float, gamma: float, iou_weighted: bool
+) -> Tensor:
     """MMDetection's op sequence; the masks are ``.float()`` (float32), so a float16 ``pred``
     gives a float32 loss."""
     x, half = _ops.widen(pred)
@@ -123,9 +124,15 @@ class VarifocalLoss(nn.Cell):
         ()
     """
 
-    def __init__(self, use_sigmoid: bool = True, alpha: float = 0.75, gamma: float = 2.0,
-                 iou_weighted: bool = True, reduction: str = "mean",
-                 loss_weight: float = 1.0) -> None:
+    def __init__(
+        self,
+        use_sigmoid: bool = True,
+        alpha: float = 0.75,
+        gamma: float = 2.0,
+        iou_weighted: bool = True,
+        reduction: str = "mean",
+        loss_weight: float = 1.0,
+    ) -> None:
         super().__init__()
         if use_sigmoid is not True:
             raise ValueError(
@@ -140,12 +147,18 @@ class VarifocalLoss(nn.Cell):
         self.reduction = reduction
         self.loss_weight = check_number(loss_weight, "loss_weight")
 
-    def construct(self, pred: Tensor, target: Tensor, weight: Optional[Tensor] = None,
-                  avg_factor: AvgFactor = None,
-                  reduction_override: Optional[str] = None) -> Tensor:
+    def construct(
+        self,
+        pred: Tensor,
+        target: Tensor,
+        weight: Optional[Tensor] = None,
+        avg_factor: AvgFactor = None,
+        reduction_override: Optional[str] = None,
+    ) -> Tensor:
         if reduction_override is not None:
             check_reduction(reduction_override, "reduction_override")
         reduction = self.reduction if reduction_override is None else reduction_override
-        loss = varifocal_loss(pred, target, weight, self.alpha, self.gamma, self.iou_weighted,
-                              reduction, avg_factor)
+        loss = varifocal_loss(
+            pred, target, weight, self.alpha, self.gamma, self.iou_weighted, reduction, avg_factor
+        )
         return _ops.scale(loss, self.loss_weight)

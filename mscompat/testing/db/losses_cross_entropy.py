@@ -73,11 +73,15 @@ def ce_errors() -> Iterator[ErrorInput]:
     yield ErrorInput(SampleInput((x, np.array([0, -1, 2, 1]))), ValueError, r"in \[0, 3\)")
     yield ErrorInput(SampleInput((x, y), {"reduction": "avg"}), ValueError, r"reduction must be")
     yield ErrorInput(
-        SampleInput((x, y), {"reduction": "sum", "avg_factor": 2.0}), ValueError,
+        SampleInput((x, y), {"reduction": "sum", "avg_factor": 2.0}),
+        ValueError,
         r"avg_factor can not be used with reduction=\"sum\"",
     )
-    yield ErrorInput(SampleInput((x, y), {"class_weight": [1.0, 2.0]}), ValueError,
-                     r"class_weight must have shape \(3,\)")
+    yield ErrorInput(
+        SampleInput((x, y), {"class_weight": [1.0, 2.0]}),
+        ValueError,
+        r"class_weight must have shape \(3,\)",
+    )
     yield ErrorInput(SampleInput((x.astype(np.int32), y)), TypeError, r"pred must be a floating")
 
 
@@ -94,8 +98,11 @@ def bce_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
     yield SampleInput((x, y, w), {"reduction": "none"}, name="index labels weight none")
     yield SampleInput((x, y), {"avg_non_ignore": True}, name="index avg_non_ignore")
     yield SampleInput((x, soft), {"reduction": "sum"}, name="soft targets, ignored")
-    yield SampleInput((x, soft, rng.uniform(size=(n, c)).astype(dtype)), {"avg_factor": 2.0},
-                      name="soft weight avg_factor")
+    yield SampleInput(
+        (x, soft, rng.uniform(size=(n, c)).astype(dtype)),
+        {"avg_factor": 2.0},
+        name="soft weight avg_factor",
+    )
     yield SampleInput((x, soft), {"class_weight": cw}, name="class_weight (pos_weight)")
     yield SampleInput((x, soft), {"avg_non_ignore": True, "ignore_index": 1}, name="soft ign 1")
     yield SampleInput((_extreme(rng, (n, c), dtype), y), {"reduction": "none"}, name="+-1e4")
@@ -108,10 +115,16 @@ def bce_errors() -> Iterator[ErrorInput]:
     yield ErrorInput(SampleInput((x, x[:2])), ValueError, r"label must have the same shape")
     yield ErrorInput(SampleInput((x, np.array([0, 1]))), ValueError, r"pred must have shape")
     yield ErrorInput(SampleInput((x, np.zeros(4, np.float32))), TypeError, r"label must be an")
-    yield ErrorInput(SampleInput((x, np.array([0, 1, 2, 3]), np.ones(3, np.float32))),
-                     ValueError, r"weight must have N=4")
-    yield ErrorInput(SampleInput((x, x), {"reduction": "sum", "avg_factor": 1.0}), ValueError,
-                     r"avg_factor can not be used")
+    yield ErrorInput(
+        SampleInput((x, np.array([0, 1, 2, 3]), np.ones(3, np.float32))),
+        ValueError,
+        r"weight must have N=4",
+    )
+    yield ErrorInput(
+        SampleInput((x, x), {"reduction": "sum", "avg_factor": 1.0}),
+        ValueError,
+        r"avg_factor can not be used",
+    )
 
 
 def mask_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
@@ -120,17 +133,30 @@ def mask_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
     t = (rng.uniform(size=(n, 4, 3)) < 0.5).astype(dtype)
     lab = np.array([3, 0, 3])
     yield SampleInput((x, t, lab), name="(N, C, H, W)")
-    yield SampleInput((x, t, lab), {"class_weight": rng.uniform(size=(3,)).astype(dtype)},
-                      name="class_weight over W")
+    yield SampleInput(
+        (x, t, lab),
+        {"class_weight": rng.uniform(size=(3,)).astype(dtype)},
+        name="class_weight over W",
+    )
     yield SampleInput((_extreme(rng, (n, c, 4, 3), dtype), t, lab), name="+-1e4")
 
 
 def mask_errors() -> Iterator[ErrorInput]:
-    x, t, lab = np.zeros((2, 3, 4, 4), np.float32), np.zeros((2, 4, 4), np.float32), np.array([0, 2])
-    yield ErrorInput(SampleInput((x, t, lab), {"reduction": "sum"}), ValueError,
-                     r"supports only reduction='mean'")
-    yield ErrorInput(SampleInput((x, t, lab), {"ignore_index": -100}), ValueError,
-                     r"BCE loss does not support ignore_index")
+    x, t, lab = (
+        np.zeros((2, 3, 4, 4), np.float32),
+        np.zeros((2, 4, 4), np.float32),
+        np.array([0, 2]),
+    )
+    yield ErrorInput(
+        SampleInput((x, t, lab), {"reduction": "sum"}),
+        ValueError,
+        r"supports only reduction='mean'",
+    )
+    yield ErrorInput(
+        SampleInput((x, t, lab), {"ignore_index": -100}),
+        ValueError,
+        r"BCE loss does not support ignore_index",
+    )
     yield ErrorInput(SampleInput((x, t, np.array([0, 3]))), ValueError, r"in \[0, 3\)")
     yield ErrorInput(SampleInput((x, t[:, :3], lab)), ValueError, r"target must have shape")
 
@@ -142,31 +168,57 @@ def ce_cell_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInpu
     ign[0] = 2
     w = rng.uniform(size=n).astype(dtype)
     yield SampleInput((x, y), name="softmax defaults")
-    yield SampleInput((x, y, w), {"reduction_override": "sum"},
-                      init_kwargs={"class_weight": [1.0, 2.0, 0.5, 1.5], "loss_weight": 0.5},
-                      name="class_weight loss_weight")
-    yield SampleInput((x, ign), {"ignore_index": 2},
-                      init_kwargs={"avg_non_ignore": True}, name="per-call ignore_index")
-    yield SampleInput((x, np.append(y[:-1], c)), init_kwargs={"use_sigmoid": True},
-                      name="sigmoid, background label")
-    yield SampleInput((x, y, w), {"avg_factor": 3.0},
-                      init_kwargs={"use_sigmoid": True, "class_weight": [1.0, 2.0, 0.5, 1.5]},
-                      name="sigmoid class_weight avg_factor")
     yield SampleInput(
-        (_logits(rng, (3, c, 2, 2), dtype), (rng.uniform(size=(3, 2, 2)) < .5).astype(dtype),
-         np.array([1, 0, 3])),
-        init_kwargs={"use_mask": True}, name="use_mask",
+        (x, y, w),
+        {"reduction_override": "sum"},
+        init_kwargs={"class_weight": [1.0, 2.0, 0.5, 1.5], "loss_weight": 0.5},
+        name="class_weight loss_weight",
+    )
+    yield SampleInput(
+        (x, ign),
+        {"ignore_index": 2},
+        init_kwargs={"avg_non_ignore": True},
+        name="per-call ignore_index",
+    )
+    yield SampleInput(
+        (x, np.append(y[:-1], c)),
+        init_kwargs={"use_sigmoid": True},
+        name="sigmoid, background label",
+    )
+    yield SampleInput(
+        (x, y, w),
+        {"avg_factor": 3.0},
+        init_kwargs={"use_sigmoid": True, "class_weight": [1.0, 2.0, 0.5, 1.5]},
+        name="sigmoid class_weight avg_factor",
+    )
+    yield SampleInput(
+        (
+            _logits(rng, (3, c, 2, 2), dtype),
+            (rng.uniform(size=(3, 2, 2)) < 0.5).astype(dtype),
+            np.array([1, 0, 3]),
+        ),
+        init_kwargs={"use_mask": True},
+        name="use_mask",
     )
 
 
 def ce_cell_errors() -> Iterator[ErrorInput]:
     x, y = np.zeros((4, 3), np.float32), np.array([0, 1, 2, 1])
-    yield ErrorInput(SampleInput((x, y), init_kwargs={"use_sigmoid": True, "use_mask": True}),
-                     ValueError, r"use_sigmoid and use_mask can not both be True")
-    yield ErrorInput(SampleInput((x, y), {"reduction_override": "avg"}), ValueError,
-                     r"reduction_override must be")
-    yield ErrorInput(SampleInput((x, y), init_kwargs={"loss_weight": "1"}), TypeError,
-                     r"loss_weight must be a number")
+    yield ErrorInput(
+        SampleInput((x, y), init_kwargs={"use_sigmoid": True, "use_mask": True}),
+        ValueError,
+        r"use_sigmoid and use_mask can not both be True",
+    )
+    yield ErrorInput(
+        SampleInput((x, y), {"reduction_override": "avg"}),
+        ValueError,
+        r"reduction_override must be",
+    )
+    yield ErrorInput(
+        SampleInput((x, y), init_kwargs={"loss_weight": "1"}),
+        TypeError,
+        r"loss_weight must be a number",
+    )
 
 
 def accuracy_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
@@ -177,8 +229,9 @@ def accuracy_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInp
     yield SampleInput((x, y), name="top1")
     yield SampleInput((x, y), {"topk": (1, 3)}, name="top (1, 3)")
     yield SampleInput((x, y), {"topk": (1, 2), "thresh": 0.5}, name="thresh")
-    yield SampleInput((np.zeros((0, c), dtype), np.zeros(0, np.int64)), {"topk": (1, 2)},
-                      name="empty")
+    yield SampleInput(
+        (np.zeros((0, c), dtype), np.zeros(0, np.int64)), {"topk": (1, 2)}, name="empty"
+    )
 
 
 def accuracy_errors() -> Iterator[ErrorInput]:
@@ -203,18 +256,24 @@ def accuracy_cell_errors() -> Iterator[ErrorInput]:
 
 def ce_bench() -> SampleInput:
     rng = np.random.default_rng(0)
-    return SampleInput((_logits(rng, (100000, 80), "float32"), _labels(rng, 100000, 80)),
-                       name="100k anchors x 80 classes")
+    return SampleInput(
+        (_logits(rng, (100000, 80), "float32"), _labels(rng, 100000, 80)),
+        name="100k anchors x 80 classes",
+    )
 
 
 def bce_bench() -> SampleInput:
     rng = np.random.default_rng(0)
-    return SampleInput((_logits(rng, (100000, 80), "float32"), _labels(rng, 100000, 81)),
-                       name="100k anchors x 80 classes, index labels")
+    return SampleInput(
+        (_logits(rng, (100000, 80), "float32"), _labels(rng, 100000, 81)),
+        name="100k anchors x 80 classes, index labels",
+    )
 
 
 _HALF_LOGSOFTMAX = ToleranceOverride(
-    "float16", "grad", Tolerance(atol=2e-3, rtol=1e-2),
+    "float16",
+    "grad",
+    Tolerance(atol=2e-3, rtol=1e-2),
     "PyTorch's float16 softmax backward rounds its intermediate products; ours rounds once",
 )
 
@@ -224,8 +283,10 @@ OPS: List[OpInfo] = [
         op=cross_entropy,
         ref=_ref("cross_entropy"),
         mirrors="mmdet.models.losses.cross_entropy",
-        torch_apis=("mmdet.models.losses.cross_entropy",
-                    "mmdet.models.losses.cross_entropy_loss.cross_entropy"),
+        torch_apis=(
+            "mmdet.models.losses.cross_entropy",
+            "mmdet.models.losses.cross_entropy_loss.cross_entropy",
+        ),
         sample_inputs=every_dtype_first(ce_samples, keep=3),
         error_inputs=ce_errors,
         bench_input=ce_bench,
@@ -237,8 +298,10 @@ OPS: List[OpInfo] = [
         op=binary_cross_entropy,
         ref=_ref("binary_cross_entropy"),
         mirrors="mmdet.models.losses.binary_cross_entropy",
-        torch_apis=("mmdet.models.losses.binary_cross_entropy",
-                    "mmdet.models.losses.cross_entropy_loss.binary_cross_entropy"),
+        torch_apis=(
+            "mmdet.models.losses.binary_cross_entropy",
+            "mmdet.models.losses.cross_entropy_loss.binary_cross_entropy",
+        ),
         sample_inputs=every_dtype_first(bce_samples, keep=3),
         error_inputs=bce_errors,
         bench_input=bce_bench,
@@ -248,8 +311,10 @@ OPS: List[OpInfo] = [
         op=mask_cross_entropy,
         ref=_ref("mask_cross_entropy"),
         mirrors="mmdet.models.losses.mask_cross_entropy",
-        torch_apis=("mmdet.models.losses.mask_cross_entropy",
-                    "mmdet.models.losses.cross_entropy_loss.mask_cross_entropy"),
+        torch_apis=(
+            "mmdet.models.losses.mask_cross_entropy",
+            "mmdet.models.losses.cross_entropy_loss.mask_cross_entropy",
+        ),
         sample_inputs=every_dtype_first(mask_samples, keep=1),
         error_inputs=mask_errors,
     ),
@@ -258,8 +323,10 @@ OPS: List[OpInfo] = [
         op=CrossEntropyLoss,
         ref=_ref("cross_entropy_module"),
         mirrors="mmdet.models.losses.CrossEntropyLoss",
-        torch_apis=("mmdet.models.losses.CrossEntropyLoss",
-                    "mmdet.models.losses.cross_entropy_loss.CrossEntropyLoss"),
+        torch_apis=(
+            "mmdet.models.losses.CrossEntropyLoss",
+            "mmdet.models.losses.cross_entropy_loss.CrossEntropyLoss",
+        ),
         sample_inputs=every_dtype_first(ce_cell_samples, keep=1),
         error_inputs=ce_cell_errors,
         is_cell=True,

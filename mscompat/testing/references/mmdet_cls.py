@@ -17,7 +17,11 @@ from typing import Any, Callable
 import torch
 import torch.nn.functional as F
 
-from mscompat.testing.references.mmdet import py_sigmoid_focal_loss, weight_reduce_loss, weighted_loss
+from mscompat.testing.references.mmdet import (
+    py_sigmoid_focal_loss,
+    weight_reduce_loss,
+    weighted_loss,
+)
 
 Fn = Callable[..., Any]
 
@@ -25,11 +29,20 @@ Fn = Callable[..., Any]
 # ------------------------------------------------------------------ cross_entropy_loss.py
 
 
-def cross_entropy(pred, label, weight=None, reduction="mean", avg_factor=None,
-                  class_weight=None, ignore_index=-100, avg_non_ignore=False):  # type: ignore[no-untyped-def]
+def cross_entropy(
+    pred,
+    label,
+    weight=None,
+    reduction="mean",
+    avg_factor=None,
+    class_weight=None,
+    ignore_index=-100,
+    avg_non_ignore=False,
+):
     ignore_index = -100 if ignore_index is None else ignore_index
-    loss = F.cross_entropy(pred, label, weight=class_weight, reduction="none",
-                           ignore_index=ignore_index)
+    loss = F.cross_entropy(
+        pred, label, weight=class_weight, reduction="none", ignore_index=ignore_index
+    )
     if (avg_factor is None) and avg_non_ignore and reduction == "mean":
         avg_factor = label.numel() - (label == ignore_index).sum().item()
     if weight is not None:
@@ -37,7 +50,7 @@ def cross_entropy(pred, label, weight=None, reduction="mean", avg_factor=None,
     return weight_reduce_loss(loss, weight=weight, reduction=reduction, avg_factor=avg_factor)
 
 
-def _expand_onehot_labels(labels, label_weights, label_channels, ignore_index):  # type: ignore[no-untyped-def]
+def _expand_onehot_labels(labels, label_weights, label_channels, ignore_index):
     bin_labels = labels.new_full((labels.size(0), label_channels), 0)
     valid_mask = (labels >= 0) & (labels != ignore_index)
     inds = torch.nonzero(valid_mask & (labels < label_channels), as_tuple=False)
@@ -52,39 +65,65 @@ def _expand_onehot_labels(labels, label_weights, label_channels, ignore_index): 
     return bin_labels, bin_label_weights, valid_mask
 
 
-def binary_cross_entropy(pred, label, weight=None, reduction="mean", avg_factor=None,
-                         class_weight=None, ignore_index=-100, avg_non_ignore=False):  # type: ignore[no-untyped-def]
+def binary_cross_entropy(
+    pred,
+    label,
+    weight=None,
+    reduction="mean",
+    avg_factor=None,
+    class_weight=None,
+    ignore_index=-100,
+    avg_non_ignore=False,
+):
     ignore_index = -100 if ignore_index is None else ignore_index
     if pred.dim() != label.dim():
-        label, weight, valid_mask = _expand_onehot_labels(label, weight, pred.size(-1),
-                                                          ignore_index)
+        label, weight, valid_mask = _expand_onehot_labels(
+            label, weight, pred.size(-1), ignore_index
+        )
     else:
         valid_mask = ((label >= 0) & (label != ignore_index)).float()
-        if weight is not None:
+        if weight is not None:  # noqa: SIM108 - MMDetection's lines
             weight = weight * valid_mask
         else:
             weight = valid_mask
     if (avg_factor is None) and avg_non_ignore and reduction == "mean":
         avg_factor = valid_mask.sum().item()
     weight = weight.float()
-    loss = F.binary_cross_entropy_with_logits(pred, label.float(), pos_weight=class_weight,
-                                              reduction="none")
+    loss = F.binary_cross_entropy_with_logits(
+        pred, label.float(), pos_weight=class_weight, reduction="none"
+    )
     return weight_reduce_loss(loss, weight, reduction=reduction, avg_factor=avg_factor)
 
 
-def mask_cross_entropy(pred, target, label, reduction="mean", avg_factor=None,
-                       class_weight=None, ignore_index=None, **kwargs):  # type: ignore[no-untyped-def]
+def mask_cross_entropy(
+    pred,
+    target,
+    label,
+    reduction="mean",
+    avg_factor=None,
+    class_weight=None,
+    ignore_index=None,
+    **kwargs,
+):
     assert ignore_index is None, "BCE loss does not support ignore_index"
     assert reduction == "mean" and avg_factor is None
     num_rois = pred.size()[0]
     inds = torch.arange(0, num_rois, dtype=torch.long, device=pred.device)
     pred_slice = pred[inds, label].squeeze(1)
-    return F.binary_cross_entropy_with_logits(pred_slice, target, weight=class_weight,
-                                              reduction="mean")[None]
+    return F.binary_cross_entropy_with_logits(
+        pred_slice, target, weight=class_weight, reduction="mean"
+    )[None]
 
 
-def cross_entropy_module(use_sigmoid=False, use_mask=False, reduction="mean", class_weight=None,
-                         ignore_index=None, loss_weight=1.0, avg_non_ignore=False) -> Fn:  # type: ignore[no-untyped-def]
+def cross_entropy_module(
+    use_sigmoid=False,
+    use_mask=False,
+    reduction="mean",
+    class_weight=None,
+    ignore_index=None,
+    loss_weight=1.0,
+    avg_non_ignore=False,
+) -> Fn:
     assert (use_sigmoid is False) or (use_mask is False)
     if use_sigmoid:
         criterion: Fn = binary_cross_entropy
@@ -95,15 +134,30 @@ def cross_entropy_module(use_sigmoid=False, use_mask=False, reduction="mean", cl
 
     default_ignore = ignore_index
 
-    def forward(cls_score, label, weight=None, avg_factor=None, reduction_override=None,
-                ignore_index=None, **kwargs):  # type: ignore[no-untyped-def]
+    def forward(
+        cls_score,
+        label,
+        weight=None,
+        avg_factor=None,
+        reduction_override=None,
+        ignore_index=None,
+        **kwargs,
+    ):
         assert reduction_override in (None, "none", "mean", "sum")
         red = reduction_override if reduction_override else reduction
         ign = default_ignore if ignore_index is None else ignore_index
         cw = None if class_weight is None else cls_score.new_tensor(class_weight)
-        return loss_weight * criterion(cls_score, label, weight, class_weight=cw, reduction=red,
-                                       avg_factor=avg_factor, ignore_index=ign,
-                                       avg_non_ignore=avg_non_ignore, **kwargs)
+        return loss_weight * criterion(
+            cls_score,
+            label,
+            weight,
+            class_weight=cw,
+            reduction=red,
+            avg_factor=avg_factor,
+            ignore_index=ign,
+            avg_non_ignore=avg_non_ignore,
+            **kwargs,
+        )
 
     return forward
 
@@ -111,8 +165,9 @@ def cross_entropy_module(use_sigmoid=False, use_mask=False, reduction="mean", cl
 # ------------------------------------------------------------------------- focal_loss.py
 
 
-def py_focal_loss_with_prob(pred, target, weight=None, gamma=2.0, alpha=0.25, reduction="mean",
-                            avg_factor=None):  # type: ignore[no-untyped-def]
+def py_focal_loss_with_prob(
+    pred, target, weight=None, gamma=2.0, alpha=0.25, reduction="mean", avg_factor=None
+):
     if pred.dim() != target.dim():
         num_classes = pred.size(1)
         target = F.one_hot(target, num_classes=num_classes + 1)
@@ -132,11 +187,12 @@ def py_focal_loss_with_prob(pred, target, weight=None, gamma=2.0, alpha=0.25, re
     return weight_reduce_loss(loss, weight, reduction, avg_factor)
 
 
-def focal_module(use_sigmoid=True, gamma=2.0, alpha=0.25, reduction="mean", loss_weight=1.0,
-                 activated=False) -> Fn:  # type: ignore[no-untyped-def]
+def focal_module(
+    use_sigmoid=True, gamma=2.0, alpha=0.25, reduction="mean", loss_weight=1.0, activated=False
+) -> Fn:
     assert use_sigmoid is True, "Only sigmoid focal loss supported now."
 
-    def forward(pred, target, weight=None, avg_factor=None, reduction_override=None):  # type: ignore[no-untyped-def]
+    def forward(pred, target, weight=None, avg_factor=None, reduction_override=None):
         assert reduction_override in (None, "none", "mean", "sum")
         red = reduction_override if reduction_override else reduction
         if activated:
@@ -148,8 +204,9 @@ def focal_module(use_sigmoid=True, gamma=2.0, alpha=0.25, reduction="mean", loss
             target = F.one_hot(target, num_classes=num_classes + 1)
             target = target[:, :num_classes]
             fn = py_sigmoid_focal_loss
-        return loss_weight * fn(pred, target, weight, gamma=gamma, alpha=alpha, reduction=red,
-                                avg_factor=avg_factor)
+        return loss_weight * fn(
+            pred, target, weight, gamma=gamma, alpha=alpha, reduction=red, avg_factor=avg_factor
+        )
 
     return forward
 
@@ -157,31 +214,50 @@ def focal_module(use_sigmoid=True, gamma=2.0, alpha=0.25, reduction="mean", loss
 # ---------------------------------------------------------------------- varifocal_loss.py
 
 
-def varifocal_loss(pred, target, weight=None, alpha=0.75, gamma=2.0, iou_weighted=True,
-                   reduction="mean", avg_factor=None):  # type: ignore[no-untyped-def]
+def varifocal_loss(
+    pred,
+    target,
+    weight=None,
+    alpha=0.75,
+    gamma=2.0,
+    iou_weighted=True,
+    reduction="mean",
+    avg_factor=None,
+):
     assert pred.size() == target.size()
     pred_sigmoid = pred.sigmoid()
     target = target.type_as(pred)
     if iou_weighted:
-        focal_weight = target * (target > 0.0).float() + alpha * (pred_sigmoid - target).abs().pow(
-            gamma) * (target <= 0.0).float()
+        focal_weight = (
+            target * (target > 0.0).float()
+            + alpha * (pred_sigmoid - target).abs().pow(gamma) * (target <= 0.0).float()
+        )
     else:
-        focal_weight = (target > 0.0).float() + alpha * (pred_sigmoid - target).abs().pow(
-            gamma) * (target <= 0.0).float()
+        focal_weight = (target > 0.0).float() + alpha * (pred_sigmoid - target).abs().pow(gamma) * (
+            target <= 0.0
+        ).float()
     loss = F.binary_cross_entropy_with_logits(pred, target, reduction="none") * focal_weight
     return weight_reduce_loss(loss, weight, reduction, avg_factor)
 
 
-def varifocal_module(use_sigmoid=True, alpha=0.75, gamma=2.0, iou_weighted=True,
-                     reduction="mean", loss_weight=1.0) -> Fn:  # type: ignore[no-untyped-def]
+def varifocal_module(
+    use_sigmoid=True, alpha=0.75, gamma=2.0, iou_weighted=True, reduction="mean", loss_weight=1.0
+) -> Fn:
     assert use_sigmoid is True
     assert alpha >= 0.0
 
-    def forward(pred, target, weight=None, avg_factor=None, reduction_override=None):  # type: ignore[no-untyped-def]
+    def forward(pred, target, weight=None, avg_factor=None, reduction_override=None):
         red = reduction_override if reduction_override else reduction
-        return loss_weight * varifocal_loss(pred, target, weight, alpha=alpha, gamma=gamma,
-                                            iou_weighted=iou_weighted, reduction=red,
-                                            avg_factor=avg_factor)
+        return loss_weight * varifocal_loss(
+            pred,
+            target,
+            weight,
+            alpha=alpha,
+            gamma=gamma,
+            iou_weighted=iou_weighted,
+            reduction=red,
+            avg_factor=avg_factor,
+        )
 
     return forward
 
@@ -190,25 +266,27 @@ def varifocal_module(use_sigmoid=True, alpha=0.75, gamma=2.0, iou_weighted=True,
 
 
 @weighted_loss
-def quality_focal_loss(pred, target, beta=2.0):  # type: ignore[no-untyped-def]
+def quality_focal_loss(pred, target, beta=2.0):
     assert len(target) == 2
     label, score = target
     pred_sigmoid = pred.sigmoid()
     scale_factor = pred_sigmoid
     zerolabel = scale_factor.new_zeros(pred.shape)
-    loss = F.binary_cross_entropy_with_logits(pred, zerolabel, reduction="none") * \
-        scale_factor.pow(beta)
+    loss = F.binary_cross_entropy_with_logits(pred, zerolabel, reduction="none") * scale_factor.pow(
+        beta
+    )
     bg_class_ind = pred.size(1)
     pos = ((label >= 0) & (label < bg_class_ind)).nonzero().squeeze(1)
     pos_label = label[pos].long()
     scale_factor = score[pos] - pred_sigmoid[pos, pos_label]
     loss[pos, pos_label] = F.binary_cross_entropy_with_logits(
-        pred[pos, pos_label], score[pos], reduction="none") * scale_factor.abs().pow(beta)
+        pred[pos, pos_label], score[pos], reduction="none"
+    ) * scale_factor.abs().pow(beta)
     return loss.sum(dim=1, keepdim=False)
 
 
 @weighted_loss
-def quality_focal_loss_tensor_target(pred, target, beta=2.0, activated=False):  # type: ignore[no-untyped-def]
+def quality_focal_loss_tensor_target(pred, target, beta=2.0, activated=False):
     assert pred.size() == target.size()
     if activated:
         pred_sigmoid = pred
@@ -222,13 +300,14 @@ def quality_focal_loss_tensor_target(pred, target, beta=2.0, activated=False):  
     loss = loss_function(pred, zerolabel, reduction="none") * scale_factor.pow(beta)
     pos = target != 0
     scale_factor = target[pos] - pred_sigmoid[pos]
-    loss[pos] = loss_function(pred[pos], target[pos], reduction="none") * \
-        scale_factor.abs().pow(beta)
+    loss[pos] = loss_function(pred[pos], target[pos], reduction="none") * scale_factor.abs().pow(
+        beta
+    )
     return loss.sum(dim=1, keepdim=False)
 
 
 @weighted_loss
-def quality_focal_loss_with_prob(pred, target, beta=2.0):  # type: ignore[no-untyped-def]
+def quality_focal_loss_with_prob(pred, target, beta=2.0):
     assert len(target) == 2
     label, score = target
     pred_sigmoid = pred
@@ -240,56 +319,62 @@ def quality_focal_loss_with_prob(pred, target, beta=2.0):  # type: ignore[no-unt
     pos_label = label[pos].long()
     scale_factor = score[pos] - pred_sigmoid[pos, pos_label]
     loss[pos, pos_label] = F.binary_cross_entropy(
-        pred[pos, pos_label], score[pos], reduction="none") * scale_factor.abs().pow(beta)
+        pred[pos, pos_label], score[pos], reduction="none"
+    ) * scale_factor.abs().pow(beta)
     return loss.sum(dim=1, keepdim=False)
 
 
 @weighted_loss
-def distribution_focal_loss(pred, label):  # type: ignore[no-untyped-def]
+def distribution_focal_loss(pred, label):
     dis_left = label.long()
     dis_right = dis_left + 1
     weight_left = dis_right.float() - label
     weight_right = label - dis_left.float()
-    return F.cross_entropy(pred, dis_left, reduction="none") * weight_left + \
-        F.cross_entropy(pred, dis_right, reduction="none") * weight_right
+    return (
+        F.cross_entropy(pred, dis_left, reduction="none") * weight_left
+        + F.cross_entropy(pred, dis_right, reduction="none") * weight_right
+    )
 
 
-def qfl_pair(pred, label, score, weight=None, reduction="mean", avg_factor=None, beta=2.0,
-             activated=False):  # type: ignore[no-untyped-def]
+def qfl_pair(
+    pred, label, score, weight=None, reduction="mean", avg_factor=None, beta=2.0, activated=False
+):
     """The tuple-target QFL with the tuple's two tensors as separate arguments."""
     fn = quality_focal_loss_with_prob if activated else quality_focal_loss
     return fn(pred, (label, score), weight, reduction=reduction, avg_factor=avg_factor, beta=beta)
 
 
-def qfl_prob_pair(pred, label, score, weight=None, reduction="mean", avg_factor=None,
-                  beta=2.0):  # type: ignore[no-untyped-def]
-    return quality_focal_loss_with_prob(pred, (label, score), weight, reduction=reduction,
-                                        avg_factor=avg_factor, beta=beta)
+def qfl_prob_pair(pred, label, score, weight=None, reduction="mean", avg_factor=None, beta=2.0):
+    return quality_focal_loss_with_prob(
+        pred, (label, score), weight, reduction=reduction, avg_factor=avg_factor, beta=beta
+    )
 
 
-def quality_focal_module(use_sigmoid=True, beta=2.0, reduction="mean", loss_weight=1.0,
-                         activated=False) -> Fn:  # type: ignore[no-untyped-def]
+def quality_focal_module(
+    use_sigmoid=True, beta=2.0, reduction="mean", loss_weight=1.0, activated=False
+) -> Fn:
     assert use_sigmoid is True
 
-    def forward(pred, target, weight=None, avg_factor=None, reduction_override=None,
-                score=None):  # type: ignore[no-untyped-def]
+    def forward(pred, target, weight=None, avg_factor=None, reduction_override=None, score=None):
         red = reduction_override if reduction_override else reduction
         if score is not None:  # the database passes a tuple target's two tensors apart
             target = (target, score)
         fn: Fn = quality_focal_loss_with_prob if activated else quality_focal_loss
         if isinstance(target, torch.Tensor):
             fn = partial(quality_focal_loss_tensor_target, activated=activated)
-        return loss_weight * fn(pred, target, weight, beta=beta, reduction=red,
-                                avg_factor=avg_factor)
+        return loss_weight * fn(
+            pred, target, weight, beta=beta, reduction=red, avg_factor=avg_factor
+        )
 
     return forward
 
 
-def distribution_focal_module(reduction="mean", loss_weight=1.0) -> Fn:  # type: ignore[no-untyped-def]
-    def forward(pred, target, weight=None, avg_factor=None, reduction_override=None):  # type: ignore[no-untyped-def]
+def distribution_focal_module(reduction="mean", loss_weight=1.0) -> Fn:
+    def forward(pred, target, weight=None, avg_factor=None, reduction_override=None):
         red = reduction_override if reduction_override else reduction
-        return loss_weight * distribution_focal_loss(pred, target, weight, reduction=red,
-                                                     avg_factor=avg_factor)
+        return loss_weight * distribution_focal_loss(
+            pred, target, weight, reduction=red, avg_factor=avg_factor
+        )
 
     return forward
 
@@ -298,8 +383,9 @@ def distribution_focal_module(reduction="mean", loss_weight=1.0) -> Fn:  # type:
 
 
 @weighted_loss
-def gaussian_focal_loss(pred, gaussian_target, alpha=2.0, gamma=4.0, pos_weight=1.0,
-                        neg_weight=1.0):  # type: ignore[no-untyped-def]
+def gaussian_focal_loss(
+    pred, gaussian_target, alpha=2.0, gamma=4.0, pos_weight=1.0, neg_weight=1.0
+):
     eps = 1e-12
     pos_weights = gaussian_target.eq(1)
     neg_weights = (1 - gaussian_target).pow(gamma)
@@ -308,9 +394,18 @@ def gaussian_focal_loss(pred, gaussian_target, alpha=2.0, gamma=4.0, pos_weight=
     return pos_weight * pos_loss + neg_weight * neg_loss
 
 
-def gaussian_focal_loss_with_pos_inds(pred, gaussian_target, pos_inds, pos_labels, alpha=2.0,
-                                      gamma=4.0, pos_weight=1.0, neg_weight=1.0,
-                                      reduction="mean", avg_factor=None):  # type: ignore[no-untyped-def]
+def gaussian_focal_loss_with_pos_inds(
+    pred,
+    gaussian_target,
+    pos_inds,
+    pos_labels,
+    alpha=2.0,
+    gamma=4.0,
+    pos_weight=1.0,
+    neg_weight=1.0,
+    reduction="mean",
+    avg_factor=None,
+):
     eps = 1e-12
     neg_weights = (1 - gaussian_target).pow(gamma)
     pos_pred_pix = pred[pos_inds]
@@ -322,20 +417,44 @@ def gaussian_focal_loss_with_pos_inds(pred, gaussian_target, pos_inds, pos_label
     return pos_weight * pos_loss + neg_weight * neg_loss
 
 
-def gaussian_focal_module(alpha=2.0, gamma=4.0, reduction="mean", loss_weight=1.0,
-                          pos_weight=1.0, neg_weight=1.0) -> Fn:  # type: ignore[no-untyped-def]
-    def forward(pred, target, pos_inds=None, pos_labels=None, weight=None, avg_factor=None,
-                reduction_override=None):  # type: ignore[no-untyped-def]
+def gaussian_focal_module(
+    alpha=2.0, gamma=4.0, reduction="mean", loss_weight=1.0, pos_weight=1.0, neg_weight=1.0
+) -> Fn:
+    def forward(
+        pred,
+        target,
+        pos_inds=None,
+        pos_labels=None,
+        weight=None,
+        avg_factor=None,
+        reduction_override=None,
+    ):
         red = reduction_override if reduction_override else reduction
         if pos_inds is not None:
             assert pos_labels is not None
             return loss_weight * gaussian_focal_loss_with_pos_inds(
-                pred, target, pos_inds, pos_labels, alpha=alpha, gamma=gamma,
-                pos_weight=pos_weight, neg_weight=neg_weight, reduction=red,
-                avg_factor=avg_factor)
+                pred,
+                target,
+                pos_inds,
+                pos_labels,
+                alpha=alpha,
+                gamma=gamma,
+                pos_weight=pos_weight,
+                neg_weight=neg_weight,
+                reduction=red,
+                avg_factor=avg_factor,
+            )
         return loss_weight * gaussian_focal_loss(
-            pred, target, weight, alpha=alpha, gamma=gamma, pos_weight=pos_weight,
-            neg_weight=neg_weight, reduction=red, avg_factor=avg_factor)
+            pred,
+            target,
+            weight,
+            alpha=alpha,
+            gamma=gamma,
+            pos_weight=pos_weight,
+            neg_weight=neg_weight,
+            reduction=red,
+            avg_factor=avg_factor,
+        )
 
     return forward
 
@@ -343,8 +462,18 @@ def gaussian_focal_module(alpha=2.0, gamma=4.0, reduction="mean", loss_weight=1.
 # ------------------------------------------------------------------------ seesaw_loss.py
 
 
-def seesaw_ce_loss(cls_score, labels, label_weights, cum_samples, num_classes, p, q, eps,
-                   reduction="mean", avg_factor=None):  # type: ignore[no-untyped-def]
+def seesaw_ce_loss(
+    cls_score,
+    labels,
+    label_weights,
+    cum_samples,
+    num_classes,
+    p,
+    q,
+    eps,
+    reduction="mean",
+    avg_factor=None,
+):
     assert cls_score.size(-1) == num_classes
     assert len(cum_samples) == num_classes
     onehot_labels = F.one_hot(labels, num_classes)
@@ -366,23 +495,35 @@ def seesaw_ce_loss(cls_score, labels, label_weights, cum_samples, num_classes, p
     loss = F.cross_entropy(cls_score, labels, weight=None, reduction="none")
     if label_weights is not None:
         label_weights = label_weights.float()
-    return weight_reduce_loss(loss, weight=label_weights, reduction=reduction,
-                              avg_factor=avg_factor)
+    return weight_reduce_loss(
+        loss, weight=label_weights, reduction=reduction, avg_factor=avg_factor
+    )
 
 
 class SeesawLossRef(torch.nn.Module):
     """MMDetection's ``SeesawLoss`` (its ``cum_samples`` buffer kept across calls)."""
 
-    def __init__(self, use_sigmoid=False, p=0.8, q=2.0, num_classes=1203, eps=1e-2,
-                 reduction="mean", loss_weight=1.0, return_dict=True):  # type: ignore[no-untyped-def]
+    def __init__(
+        self,
+        use_sigmoid=False,
+        p=0.8,
+        q=2.0,
+        num_classes=1203,
+        eps=1e-2,
+        reduction="mean",
+        loss_weight=1.0,
+        return_dict=True,
+    ):
         super().__init__()
         assert not use_sigmoid
         self.p, self.q, self.num_classes, self.eps = p, q, num_classes, eps
         self.reduction, self.loss_weight, self.return_dict = reduction, loss_weight, return_dict
+        self.cum_samples: torch.Tensor
         self.register_buffer("cum_samples", torch.zeros(self.num_classes + 1, dtype=torch.float))
 
-    def forward(self, cls_score, labels, label_weights=None, avg_factor=None,
-                reduction_override=None):  # type: ignore[no-untyped-def]
+    def forward(
+        self, cls_score, labels, label_weights=None, avg_factor=None, reduction_override=None
+    ):
         assert reduction_override in (None, "none", "mean", "sum")
         reduction = reduction_override if reduction_override else self.reduction
         assert cls_score.size(-1) == self.num_classes + 2
@@ -398,16 +539,27 @@ class SeesawLossRef(torch.nn.Module):
         cls_score_classes, cls_score_objectness = cls_score[..., :-2], cls_score[..., -2:]
         if pos_inds.sum() > 0:
             loss_cls_classes = self.loss_weight * seesaw_ce_loss(
-                cls_score_classes[pos_inds], labels[pos_inds], label_weights[pos_inds],
-                self.cum_samples[:self.num_classes], self.num_classes, self.p, self.q, self.eps,
-                reduction, avg_factor)
+                cls_score_classes[pos_inds],
+                labels[pos_inds],
+                label_weights[pos_inds],
+                self.cum_samples[: self.num_classes],
+                self.num_classes,
+                self.p,
+                self.q,
+                self.eps,
+                reduction,
+                avg_factor,
+            )
         else:
             loss_cls_classes = cls_score_classes[pos_inds].sum()
         loss_cls_objectness = self.loss_weight * cross_entropy(
-            cls_score_objectness, obj_labels, label_weights, reduction, avg_factor)
+            cls_score_objectness, obj_labels, label_weights, reduction, avg_factor
+        )
         if self.return_dict:
-            return {"loss_cls_objectness": loss_cls_objectness,
-                    "loss_cls_classes": loss_cls_classes}
+            return {
+                "loss_cls_objectness": loss_cls_objectness,
+                "loss_cls_classes": loss_cls_classes,
+            }
         return loss_cls_classes + loss_cls_objectness
 
 
@@ -418,8 +570,9 @@ def seesaw_module(**kwargs: Any) -> Fn:
 # -------------------------------------------------------------------------- dice_loss.py
 
 
-def dice_loss(pred, target, weight=None, eps=1e-3, reduction="mean", naive_dice=False,
-              avg_factor=None):  # type: ignore[no-untyped-def]
+def dice_loss(
+    pred, target, weight=None, eps=1e-3, reduction="mean", naive_dice=False, avg_factor=None
+):
     input = pred.flatten(1)
     target = target.flatten(1).float()
     a = torch.sum(input * target, 1)
@@ -438,17 +591,25 @@ def dice_loss(pred, target, weight=None, eps=1e-3, reduction="mean", naive_dice=
     return weight_reduce_loss(loss, weight, reduction, avg_factor)
 
 
-def dice_module(use_sigmoid=True, activate=True, reduction="mean", naive_dice=False,
-                loss_weight=1.0, eps=1e-3) -> Fn:  # type: ignore[no-untyped-def]
-    def forward(pred, target, weight=None, reduction_override=None, avg_factor=None):  # type: ignore[no-untyped-def]
+def dice_module(
+    use_sigmoid=True, activate=True, reduction="mean", naive_dice=False, loss_weight=1.0, eps=1e-3
+) -> Fn:
+    def forward(pred, target, weight=None, reduction_override=None, avg_factor=None):
         red = reduction_override if reduction_override else reduction
         if activate:
             if use_sigmoid:
                 pred = pred.sigmoid()
             else:
                 raise NotImplementedError
-        return loss_weight * dice_loss(pred, target, weight, eps=eps, reduction=red,
-                                       naive_dice=naive_dice, avg_factor=avg_factor)
+        return loss_weight * dice_loss(
+            pred,
+            target,
+            weight,
+            eps=eps,
+            reduction=red,
+            naive_dice=naive_dice,
+            avg_factor=avg_factor,
+        )
 
     return forward
 
@@ -457,7 +618,7 @@ def dice_module(use_sigmoid=True, activate=True, reduction="mean", naive_dice=Fa
 
 
 @weighted_loss
-def knowledge_distillation_kl_div_loss(pred, soft_label, T, detach_target=True):  # type: ignore[no-untyped-def]
+def knowledge_distillation_kl_div_loss(pred, soft_label, T, detach_target=True):
     assert pred.size() == soft_label.size()
     target = F.softmax(soft_label / T, dim=1)
     if detach_target:
@@ -465,13 +626,14 @@ def knowledge_distillation_kl_div_loss(pred, soft_label, T, detach_target=True):
     return F.kl_div(F.log_softmax(pred / T, dim=1), target, reduction="none").mean(1) * (T * T)
 
 
-def kd_module(reduction="mean", loss_weight=1.0, T=10) -> Fn:  # type: ignore[no-untyped-def]
+def kd_module(reduction="mean", loss_weight=1.0, T=10) -> Fn:
     assert T >= 1
 
-    def forward(pred, soft_label, weight=None, avg_factor=None, reduction_override=None):  # type: ignore[no-untyped-def]
+    def forward(pred, soft_label, weight=None, avg_factor=None, reduction_override=None):
         red = reduction_override if reduction_override else reduction
         return loss_weight * knowledge_distillation_kl_div_loss(
-            pred, soft_label, weight, reduction=red, avg_factor=avg_factor, T=T)
+            pred, soft_label, weight, reduction=red, avg_factor=avg_factor, T=T
+        )
 
     return forward
 
@@ -479,7 +641,7 @@ def kd_module(reduction="mean", loss_weight=1.0, T=10) -> Fn:  # type: ignore[no
 # --------------------------------------------------------------------------- accuracy.py
 
 
-def accuracy(pred, target, topk=1, thresh=None):  # type: ignore[no-untyped-def]
+def accuracy(pred, target, topk=1, thresh=None):
     assert isinstance(topk, (int, tuple))
     if isinstance(topk, int):
         topk = (topk,)
@@ -505,5 +667,5 @@ def accuracy(pred, target, topk=1, thresh=None):  # type: ignore[no-untyped-def]
     return res[0] if return_single else res
 
 
-def accuracy_module(topk=(1,), thresh=None) -> Fn:  # type: ignore[no-untyped-def]
+def accuracy_module(topk=(1,), thresh=None) -> Fn:
     return lambda pred, target: accuracy(pred, target, topk, thresh)
