@@ -18,21 +18,15 @@ from mscompat.losses.focal import py_focal_loss_with_prob as py_focal_loss_with_
 from mscompat.losses.focal import sigmoid_focal_loss as sigmoid_focal_loss
 from mscompat.losses.gaussian_focal import GaussianFocalLoss as GaussianFocalLoss
 from mscompat.losses.gaussian_focal import gaussian_focal_loss as gaussian_focal_loss
-from mscompat.losses.gaussian_focal import (
-    gaussian_focal_loss_with_pos_inds as gaussian_focal_loss_with_pos_inds,
-)
+from mscompat.losses.gaussian_focal import gaussian_focal_loss_with_pos_inds as gaussian_focal_loss_with_pos_inds
 from mscompat.losses.gfocal import DistributionFocalLoss as DistributionFocalLoss
 from mscompat.losses.gfocal import QualityFocalLoss as QualityFocalLoss
 from mscompat.losses.gfocal import distribution_focal_loss as distribution_focal_loss
 from mscompat.losses.gfocal import quality_focal_loss as quality_focal_loss
-from mscompat.losses.gfocal import (
-    quality_focal_loss_tensor_target as quality_focal_loss_tensor_target,
-)
+from mscompat.losses.gfocal import quality_focal_loss_tensor_target as quality_focal_loss_tensor_target
 from mscompat.losses.gfocal import quality_focal_loss_with_prob as quality_focal_loss_with_prob
 from mscompat.losses.kd import KnowledgeDistillationKLDivLoss as KnowledgeDistillationKLDivLoss
-from mscompat.losses.kd import (
-    knowledge_distillation_kl_div_loss as knowledge_distillation_kl_div_loss,
-)
+from mscompat.losses.kd import knowledge_distillation_kl_div_loss as knowledge_distillation_kl_div_loss
 from mscompat.losses.seesaw import SeesawLoss as SeesawLoss
 from mscompat.losses.seesaw import seesaw_ce_loss as seesaw_ce_loss
 from mscompat.losses.utils import reduce_loss as reduce_loss
