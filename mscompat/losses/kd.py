@@ -71,7 +71,8 @@ def knowledge_distillation_kl_div_loss(
         Tensor: ``(N,)`` for ``'none'``, else 0-d.
 
     Example:
-        >>>         >>> from mscompat.losses import knowledge_distillation_kl_div_loss
+        >>> import mindspore as ms
+        >>> from mscompat.losses import knowledge_distillation_kl_div_loss
         >>> pred = ms.Tensor([[1.0, 2.0, 0.5], [0.1, -1.0, 2.0]])
         >>> teacher = ms.Tensor([[1.5, 2.5, 0.0], [0.0, -1.0, 3.0]])
         >>> knowledge_distillation_kl_div_loss(pred, teacher, reduction="none", T=2).shape
@@ -107,7 +108,8 @@ class KnowledgeDistillationKLDivLoss(nn.Cell):
         - pred, soft_label: :math:`(N, C)`; output: scalar or :math:`(N)`.
 
     Example:
-        >>>         >>> from mscompat.losses import KnowledgeDistillationKLDivLoss
+        >>> import mindspore as ms
+        >>> from mscompat.losses import KnowledgeDistillationKLDivLoss
         >>> pred = ms.Tensor([[1.0, 2.0, 0.5], [0.1, -1.0, 2.0]])
         >>> teacher = ms.Tensor([[1.5, 2.5, 0.0], [0.0, -1.0, 3.0]])
         >>> KnowledgeDistillationKLDivLoss(T=2)(pred, teacher).shape
