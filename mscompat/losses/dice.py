@@ -47,8 +47,8 @@ def dice_loss(
     then :func:`~mscompat.losses.weight_reduce_loss`.
 
     Args:
-        pred (Tensor[N, *]): probabilities (or any scores), float16/32/64.
-        target (Tensor[N, *]): targets, ``pred``'s number of elements per sample (cast to
+        pred (Tensor[N, ...]): probabilities (or any scores), float16/32/64.
+        target (Tensor[N, ...]): targets, ``pred``'s number of elements per sample (cast to
             float32, as MMDetection's ``target.float()``: a float16 ``pred`` gives float32).
         weight (Tensor[N], optional): per-sample weight.
         eps (float): smoothing term. Default: 1e-3.
