@@ -194,3 +194,13 @@ def compiling() -> bool:
     eagerly: a ``constexpr`` runs at compile time in graph mode, so the compiler's frame is on
     the stack then, and only then."""
     return any(f.function == "compile" and "mindspore" in f.filename for f in inspect.stack(0))
+
+
+def check_prob(p: Tensor, name: str = "pred") -> None:
+    """PyTorch's ``binary_cross_entropy`` refuses values outside [0, 1] (NaN included): raise
+    ``ValueError`` as it raises (reads the values, in graph mode too)."""
+    if p.size == 0:
+        return
+    ok = ops.logical_and(p >= 0, p <= 1)
+    if not ok.all():
+        raise ValueError(f"{name}: all elements of input should be between 0 and 1")

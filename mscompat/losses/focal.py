@@ -372,6 +372,7 @@ def py_focal_loss_with_prob(
     if pred.ndim != target.ndim:
         target = _label_onehot(pred, target)
     check_same_shape(pred, target, "pred", "target")
+    _ops.check_prob(pred)
     if weight is not None:
         weight = _expand_weight(check_tensor(weight, "weight"), pred)
     loss = _focal_prob_elementwise(pred, target, float(gamma), float(alpha))

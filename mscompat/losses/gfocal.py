@@ -107,6 +107,8 @@ def _qfl_pair(
     pred = check_float_tensor(pred, "pred")
     _check_common(pred, reduction, avg_factor, beta)
     label, score = _pair_target(pred, target)
+    if activated:
+        _ops.check_prob(pred)
     # labels outside [0, C) (background = C, or negative) have no positive class
     pos = _ops.onehot(label, pred.shape[1])
     loss = call(
@@ -223,6 +225,8 @@ def quality_focal_loss_tensor_target(
             f"target.shape={target.shape}"
         )
     t = target.astype(pred.dtype)
+    if activated:
+        _ops.check_prob(pred)
     loss = call("losses.quality_focal_loss", pred, t != 0, t, float(beta), activated)
     return weight_reduce_loss(_row_sum(loss), weight, reduction, avg_factor)
 

@@ -21,6 +21,10 @@ from mscompat.losses.utils import AvgFactor, _check_avg_factor, scalar_like, wei
 __all__ = ["KnowledgeDistillationKLDivLoss", "knowledge_distillation_kl_div_loss"]
 
 
+# Beyond it the loss is T^2 times float rounding noise (1e12 x 1e-7), not a divergence: refused.
+_MAX_T = 1e6
+
+
 def _kd_rows(pred: Tensor, soft_label: Tensor, T: float, detach_target: bool) -> Tensor:
     x, half = _ops.widen(pred)
     s, _ = _ops.widen(soft_label.astype(pred.dtype))
@@ -64,7 +68,8 @@ def knowledge_distillation_kl_div_loss(
         weight (Tensor[N], optional): per-sample weight.
         reduction (str): ``'none'`` | ``'mean'`` | ``'sum'``. Default: ``'mean'``.
         avg_factor (float | Tensor, optional): divide the sum by ``avg_factor + eps``.
-        T (float): temperature (keyword).
+        T (float): temperature (keyword), at most 1e6 (beyond, the result would be
+            :math:`T^2` times rounding noise; MMDetection accepts it).
         detach_target (bool): no gradient to ``soft_label``. Default: True.
 
     Returns:
@@ -84,7 +89,8 @@ def knowledge_distillation_kl_div_loss(
     )
     check_reduction(reduction)
     _check_avg_factor(avg_factor, reduction)
-    check_number(T, "T")
+    if not 0 < check_number(T, "T") <= _MAX_T:
+        raise ValueError(f"T must be in (0, {_MAX_T:g}], but got {T}")
     check_bool(detach_target, "detach_target")
     if pred.ndim != 2:
         raise ValueError(f"pred must have shape (N, C), but got pred.shape={pred.shape}")
@@ -118,8 +124,8 @@ class KnowledgeDistillationKLDivLoss(nn.Cell):
 
     def __init__(self, reduction: str = "mean", loss_weight: float = 1.0, T: float = 10) -> None:
         super().__init__()
-        if check_number(T, "T") < 1:
-            raise ValueError(f"T must be >= 1, but got {T}")
+        if not 1 <= check_number(T, "T") <= _MAX_T:
+            raise ValueError(f"T must be >= 1 (and <= {_MAX_T:g}), but got {T}")
         self.reduction = reduction
         self.loss_weight = check_number(loss_weight, "loss_weight")
         self.T = T

@@ -112,9 +112,10 @@ def prob_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
 
 def prob_errors() -> Iterator[ErrorInput]:
     x = np.zeros((4, 3), np.float32)
-    yield ErrorInput(SampleInput((x, x[:2])), ValueError, r"class-index targets need pred")
+    yield ErrorInput(SampleInput((x, x[:2])), ValueError, r"target must have the same shape")
     yield ErrorInput(SampleInput((x, x), {"gamma": -1.0}), ValueError, r"gamma must be >= 0")
     yield ErrorInput(SampleInput((x, np.array([0, 4, 0, 0]))), ValueError, r"class values")
+    yield ErrorInput(SampleInput((x + 1.5, x)), ValueError, r"pred: all elements of input")
     yield ErrorInput(SampleInput((x, np.array([0, -1, 0, 0]))), ValueError, r"class values")
 
 
