@@ -4,15 +4,47 @@
 # the __all__ of each public module of this package
 from typing import List
 
+from mscompat.losses.accuracy import Accuracy as Accuracy
+from mscompat.losses.accuracy import accuracy as accuracy
+from mscompat.losses.cross_entropy import CrossEntropyLoss as CrossEntropyLoss
+from mscompat.losses.cross_entropy import binary_cross_entropy as binary_cross_entropy
+from mscompat.losses.cross_entropy import cross_entropy as cross_entropy
+from mscompat.losses.cross_entropy import mask_cross_entropy as mask_cross_entropy
+from mscompat.losses.dice import DiceLoss as DiceLoss
+from mscompat.losses.dice import dice_loss as dice_loss
+from mscompat.losses.focal import FocalLoss as FocalLoss
 from mscompat.losses.focal import SigmoidFocalLoss as SigmoidFocalLoss
+from mscompat.losses.focal import py_focal_loss_with_prob as py_focal_loss_with_prob
 from mscompat.losses.focal import sigmoid_focal_loss as sigmoid_focal_loss
+from mscompat.losses.gaussian_focal import GaussianFocalLoss as GaussianFocalLoss
+from mscompat.losses.gaussian_focal import gaussian_focal_loss as gaussian_focal_loss
+from mscompat.losses.gaussian_focal import gaussian_focal_loss_with_pos_inds as gaussian_focal_loss_with_pos_inds
+from mscompat.losses.gfocal import DistributionFocalLoss as DistributionFocalLoss
+from mscompat.losses.gfocal import QualityFocalLoss as QualityFocalLoss
+from mscompat.losses.gfocal import distribution_focal_loss as distribution_focal_loss
+from mscompat.losses.gfocal import quality_focal_loss as quality_focal_loss
+from mscompat.losses.gfocal import quality_focal_loss_tensor_target as quality_focal_loss_tensor_target
+from mscompat.losses.gfocal import quality_focal_loss_with_prob as quality_focal_loss_with_prob
+from mscompat.losses.kd import KnowledgeDistillationKLDivLoss as KnowledgeDistillationKLDivLoss
+from mscompat.losses.kd import knowledge_distillation_kl_div_loss as knowledge_distillation_kl_div_loss
+from mscompat.losses.seesaw import SeesawLoss as SeesawLoss
+from mscompat.losses.seesaw import seesaw_ce_loss as seesaw_ce_loss
 from mscompat.losses.utils import reduce_loss as reduce_loss
 from mscompat.losses.utils import weight_reduce_loss as weight_reduce_loss
 from mscompat.losses.utils import weighted_loss as weighted_loss
+from mscompat.losses.varifocal import VarifocalLoss as VarifocalLoss
+from mscompat.losses.varifocal import varifocal_loss as varifocal_loss
 
 # fmt: off
 __all__: List[str] = [
-    "SigmoidFocalLoss", "reduce_loss", "sigmoid_focal_loss", "weight_reduce_loss", "weighted_loss",
+    "Accuracy", "CrossEntropyLoss", "DiceLoss", "DistributionFocalLoss", "FocalLoss",
+    "GaussianFocalLoss", "KnowledgeDistillationKLDivLoss", "QualityFocalLoss", "SeesawLoss",
+    "SigmoidFocalLoss", "VarifocalLoss", "accuracy", "binary_cross_entropy", "cross_entropy",
+    "dice_loss", "distribution_focal_loss", "gaussian_focal_loss",
+    "gaussian_focal_loss_with_pos_inds", "knowledge_distillation_kl_div_loss", "mask_cross_entropy",
+    "py_focal_loss_with_prob", "quality_focal_loss", "quality_focal_loss_tensor_target",
+    "quality_focal_loss_with_prob", "reduce_loss", "seesaw_ce_loss", "sigmoid_focal_loss",
+    "varifocal_loss", "weight_reduce_loss", "weighted_loss",
 ]
 # fmt: on
 # END GENERATED

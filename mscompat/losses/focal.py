@@ -1,4 +1,5 @@
-"""Sigmoid focal loss, as MMDetection's ``py_sigmoid_focal_loss`` and its loss Cell."""
+"""Focal loss, as MMDetection's ``py_sigmoid_focal_loss``, ``py_focal_loss_with_prob`` and
+``FocalLoss``, and the guide's ``SigmoidFocalLoss`` Cell."""
 
 from __future__ import annotations
 
@@ -9,17 +10,20 @@ import numpy as np
 from mindspore import Tensor, nn, ops
 
 from mscompat._checks import (
+    check_bool,
     check_float_tensor,
     check_number,
     check_reduction,
     check_same_shape,
     check_tensor,
+    is_float_dtype,
 )
 from mscompat.custom_ops import focal_loss as _kernels
 from mscompat.custom_ops.registry import TensorSpec, call, device_target, register
+from mscompat.losses import _ops
 from mscompat.losses.utils import AvgFactor, _check_avg_factor, scalar_like, weight_reduce_loss
 
-__all__ = ["SigmoidFocalLoss", "sigmoid_focal_loss"]
+__all__ = ["FocalLoss", "SigmoidFocalLoss", "py_focal_loss_with_prob", "sigmoid_focal_loss"]
 
 
 def _round(x: Tensor, half: bool) -> Tensor:
@@ -277,3 +281,189 @@ def _scale(loss: Tensor, factor: float) -> Tensor:
     if loss.dtype == ms.float16:
         return (loss.astype(ms.float32) * factor).astype(ms.float16)
     return loss * scalar_like(factor, loss)
+
+
+def _label_onehot(pred: Tensor, target: Tensor, check: bool = True) -> Tensor:
+    """MMDetection's ``F.one_hot(target, num_classes + 1)[:, :num_classes]``: class indices
+    with background ``num_classes`` to an int64 one-hot of ``pred``'s shape."""
+    if is_float_dtype(target.dtype) or target.dtype == ms.bool_:
+        raise TypeError(
+            f"target of one dim less than pred must hold class indices (an integer dtype), "
+            f"but got {target.dtype}"
+        )
+    if pred.ndim != 2 or target.shape != pred.shape[:1]:
+        raise ValueError(
+            "class-index targets need pred of shape (N, C) and target (N,), but got "
+            f"pred.shape={pred.shape} and target.shape={target.shape}"
+        )
+    if check:
+        _check_labels(pred, target)
+    return _ops.onehot(target, pred.shape[1]).astype(ms.int64)
+
+
+def _check_labels(pred: Tensor, target: Tensor) -> None:
+    num_classes = pred.shape[1]
+    _ops.check_label_range(
+        target,
+        0,
+        num_classes + 1,
+        "target",
+        f"target: class values must be in [0, {num_classes}] ({num_classes}: background)",
+    )
+
+
+def _focal_prob_elementwise(p: Tensor, t: Tensor, gamma: float, alpha: float) -> Tensor:
+    x, half = _ops.widen(p)
+    t = t.astype(x.dtype)
+    one_minus_t = _ops.rnd(1 - t, half)
+    pt = _ops.rnd(_ops.rnd(_ops.rnd(1 - x, half) * t, half) + _ops.rnd(x * one_minus_t, half), half)
+    a_pos = scalar_like(alpha, x)
+    alpha_t = _ops.rnd(_ops.rnd(a_pos * t, half) + _ops.rnd((1 - a_pos) * one_minus_t, half), half)
+    focal_weight = _ops.rnd(alpha_t * _ops.rnd(_ops.power(pt, gamma), half), half)
+    loss = _ops.rnd(_ops.bce_prob(x, t, half) * focal_weight, half)
+    return _ops.narrow(loss, half)
+
+
+def py_focal_loss_with_prob(
+    pred: Tensor,
+    target: Tensor,
+    weight: Optional[Tensor] = None,
+    gamma: float = 2.0,
+    alpha: float = 0.25,
+    reduction: str = "mean",
+    avg_factor: AvgFactor = None,
+) -> Tensor:
+    """Focal loss on probabilities, as MMDetection's ``py_focal_loss_with_prob``
+    (``FocalLoss(activated=True)``).
+
+    .. math::
+        \\text{pt} = (1 - p)\\,t + p\\,(1 - t), \\qquad
+        \\ell = \\big(\\alpha t + (1 - \\alpha)(1 - t)\\big)\\,\\text{pt}^{\\gamma}\\,
+        \\operatorname{BCE}(p, t)
+
+    with PyTorch's ``binary_cross_entropy`` (each log clamped at -100), then the weight and
+    reduction of :func:`sigmoid_focal_loss`.
+
+    Args:
+        pred (Tensor[N, C]): probabilities in [0, 1], float16/32/64.
+        target (Tensor[N, C] or Tensor[N]): targets of ``pred``'s shape, or class indices in
+            ``[0, C]`` (``C`` = background: an all-zero row).
+        weight, gamma, alpha, reduction, avg_factor: as :func:`sigmoid_focal_loss`.
+
+    Returns:
+        Tensor: ``pred``'s shape for ``'none'``, else 0-d; ``pred``'s dtype.
+
+    Example:
+        >>> import mindspore as ms
+        >>> from mscompat.losses import py_focal_loss_with_prob
+        >>> prob = ms.Tensor([[0.9, 0.2], [0.4, 0.7]])
+        >>> loss = py_focal_loss_with_prob(prob, ms.Tensor([0, 2], ms.int64), reduction="sum")
+        >>> round(float(loss), 6)
+        0.510717
+    """
+    pred = check_float_tensor(pred, "pred")
+    target = check_tensor(target, "target")
+    check_reduction(reduction)
+    _check_avg_factor(avg_factor, reduction)
+    check_number(gamma, "gamma")
+    check_number(alpha, "alpha")
+    if gamma < 0:
+        raise ValueError(f"gamma must be >= 0, but got {gamma}")
+    if pred.ndim != target.ndim:
+        target = _label_onehot(pred, target)
+    check_same_shape(pred, target, "pred", "target")
+    _ops.check_prob(pred)
+    if weight is not None:
+        weight = _expand_weight(check_tensor(weight, "weight"), pred)
+    loss = _focal_prob_elementwise(pred, target, float(gamma), float(alpha))
+    return weight_reduce_loss(loss, weight, reduction, avg_factor)
+
+
+class FocalLoss(nn.Cell):
+    """MMDetection's ``FocalLoss`` (``mmdet.models.losses.FocalLoss``).
+    See :func:`sigmoid_focal_loss`.
+
+    ``activated=True``: ``pred`` are probabilities (:func:`py_focal_loss_with_prob`); else
+    logits (:func:`sigmoid_focal_loss`). A ``target`` of one dim less than ``pred`` holds class
+    indices, background = ``num_classes``, expanded to one-hot without the background column.
+
+    Args:
+        use_sigmoid (bool): must be True ("Only sigmoid focal loss supported now").
+        gamma (float): focusing parameter. Default: 2.0.
+        alpha (float): balance of positives. Default: 0.25.
+        reduction (str): ``'none'`` | ``'mean'`` | ``'sum'``. Default: ``'mean'``.
+        loss_weight (float): factor of the loss. Default: 1.0.
+        activated (bool): ``pred`` holds probabilities. Default: False.
+
+    .. note::
+        Index labels outside :math:`[0, C]` raise ``ValueError`` in PyNative mode (PyTorch's
+        ``one_hot`` raises); under ``ms.jit`` they are not checked (MindSpore 2.10 does not
+        compile a raise under a Tensor condition next to the fused aot kernel) and give an
+        all-zero target row.
+
+    Shape:
+        - pred: :math:`(N, C)`.
+        - target: :math:`(N, C)` (one-hot or soft) or :math:`(N)` class indices in
+          :math:`[0, C]`.
+        - weight: :math:`(N)`, :math:`(N*C)` or :math:`(N, C)`.
+        - output: scalar, or :math:`(N, C)` with ``'none'``.
+
+    Example:
+        >>> import mindspore as ms
+        >>> from mscompat.losses import FocalLoss
+        >>> loss_fn = FocalLoss()
+        >>> pred = ms.Tensor([[2.0, -1.0], [0.5, 3.0]])
+        >>> round(float(loss_fn(pred, ms.Tensor([0, 1], ms.int64))), 6)
+        0.075133
+    """
+
+    def __init__(
+        self,
+        use_sigmoid: bool = True,
+        gamma: float = 2.0,
+        alpha: float = 0.25,
+        reduction: str = "mean",
+        loss_weight: float = 1.0,
+        activated: bool = False,
+    ) -> None:
+        super().__init__()
+        if use_sigmoid is not True:
+            raise ValueError(f"Only sigmoid focal loss supported now (use_sigmoid={use_sigmoid!r})")
+        self.use_sigmoid = use_sigmoid
+        self.gamma = check_number(gamma, "gamma")
+        self.alpha = check_number(alpha, "alpha")
+        self.reduction = reduction
+        self.loss_weight = check_number(loss_weight, "loss_weight")
+        self.activated = check_bool(activated, "activated")
+
+    def construct(
+        self,
+        pred: Tensor,
+        target: Tensor,
+        weight: Optional[Tensor] = None,
+        avg_factor: AvgFactor = None,
+        reduction_override: Optional[str] = None,
+    ) -> Tensor:
+        if reduction_override is not None:
+            check_reduction(reduction_override, "reduction_override")
+        reduction = self.reduction if reduction_override is None else reduction_override
+        pred = check_float_tensor(pred, "pred")
+        target = check_tensor(target, "target")
+        if self.activated:
+            loss = py_focal_loss_with_prob(
+                pred, target, weight, self.gamma, self.alpha, reduction, avg_factor
+            )
+        elif pred.ndim != target.ndim:
+            # MindSpore 2.10 does not compile a raise under a Tensor condition in the graph of
+            # an aot Custom op (the fused kernel): the labels are checked eagerly only
+            if not _ops.compiling():
+                _check_labels(pred, target)
+            onehot = _label_onehot(pred, target, check=False)
+            loss = sigmoid_focal_loss(
+                pred, onehot, weight, self.gamma, self.alpha, reduction, avg_factor
+            )
+        else:
+            loss = sigmoid_focal_loss(
+                pred, target, weight, self.gamma, self.alpha, reduction, avg_factor
+            )
+        return _scale(loss, self.loss_weight)

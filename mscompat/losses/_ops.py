@@ -1,0 +1,206 @@
+"""Elementwise pieces shared by the MMDetection loss family, op for op as PyTorch on CPU.
+
+float16 follows PyTorch's CPU arithmetic: each elementwise op computed in float32 and rounded
+once to float16 (``_round``); reductions accumulate in float32. Private: the public losses
+validate their inputs before calling these.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Optional
+
+import mindspore as ms
+from mindspore import Tensor, ops
+from mindspore.ops import constexpr
+
+from mscompat.losses.utils import _AVG_EPS, _promote, scalar_like
+
+__all__: list = []
+
+HALF = ms.float16
+
+
+def rnd(x: Tensor, half: bool) -> Tensor:
+    """Round a float32 intermediate to float16 and back (one PyTorch float16 op)."""
+    if half:
+        return x.astype(HALF).astype(ms.float32)
+    return x
+
+
+def widen(x: Tensor) -> Any:
+    """``(x in float32 if float16), whether it was float16``."""
+    if x.dtype == HALF:
+        return x.astype(ms.float32), True
+    return x, False
+
+
+def narrow(x: Tensor, half: bool) -> Tensor:
+    return x.astype(HALF) if half else x
+
+
+def power(x: Tensor, gamma: float) -> Tensor:
+    """``x ** gamma`` as PyTorch evaluates and differentiates it (special-cased exponents)."""
+    if gamma == 0.0:
+        return ops.ones_like(x)  # PyTorch's pow backward is 0 for exponent 0 (never 0 * inf)
+    if gamma == 1.0:
+        return x
+    if gamma == 2.0:
+        return x * x
+    if gamma == 3.0:
+        return x * x * x
+    if gamma == 0.5:
+        return ops.sqrt(x)
+    return ops.pow(x, scalar_like(gamma, x))
+
+
+def log_sigmoid(x: Tensor) -> Tensor:
+    """Stable ``log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|))`` (PyTorch's CPU formula)."""
+    return ops.minimum(x, ops.zeros_like(x)) - ops.log1p(ops.exp(-ops.abs(x)))
+
+
+def bce_logits(x: Tensor, t: Tensor, half: bool, pos_weight: Optional[Tensor] = None) -> Tensor:
+    """``F.binary_cross_entropy_with_logits(x, t, pos_weight, reduction='none')`` on widened
+    ``x``/``t``: ``(1 - t) x - (1 + (p_w - 1) t) log sigmoid(x)``, finite at +-1e4."""
+    one_minus_t = rnd(1 - t, half)
+    ls = rnd(log_sigmoid(x), half)
+    if pos_weight is not None:
+        lw = rnd(rnd((pos_weight - 1) * t, half) + 1, half)
+        ls = rnd(lw * ls, half)
+    return rnd(rnd(one_minus_t * x, half) - ls, half)
+
+
+def bce_prob(p: Tensor, t: Tensor, half: bool) -> Tensor:
+    """``F.binary_cross_entropy(p, t, reduction='none')`` on widened inputs: PyTorch clamps
+    each log at -100, so p = 0 or 1 gives a finite loss, and ATen's backward is
+    ``(p - t) / max((1 - p) p, 1e-12)`` (finite there too): the value is the forward, the
+    gradient ATen's, through a first-order straight-through form."""
+    floor = scalar_like(-100.0, p)
+    log_p = rnd(ops.maximum(ops.log(p), ops.full_like(p, floor)), half)
+    log_q = rnd(ops.maximum(ops.log1p(-p), ops.full_like(p, floor)), half)
+    value = rnd(rnd(rnd(t - 1, half) * log_q, half) - rnd(t * log_p, half), half)
+    eps = ops.full_like(p, scalar_like(1e-12, p))
+    d_p = ops.stop_gradient((p - t) / ops.maximum((1 - p) * p, eps))
+    d_t = ops.stop_gradient(log_q - log_p)
+    return (
+        ops.stop_gradient(value)
+        + (p - ops.stop_gradient(p)) * d_p
+        + (t - ops.stop_gradient(t)) * d_t
+    )
+
+
+def onehot(label: Tensor, num: int) -> Tensor:
+    """``label[..., None] == arange(num)`` (bool): a one-hot mask, all False out of range."""
+    return label.astype(ms.int64).expand_dims(-1) == ops.arange(num, dtype=ms.int64)
+
+
+def scale(loss: Tensor, factor: float) -> Tensor:
+    """``factor * loss`` with a Python float, as PyTorch (float16 rounded once)."""
+    if factor == 1.0:
+        return loss
+    if loss.dtype == HALF:
+        return (loss.astype(ms.float32) * factor).astype(HALF)
+    return loss * scalar_like(factor, loss)
+
+
+def div_count(total: Tensor, count: Tensor) -> Tensor:
+    """``total / (count + eps)`` where MMDetection passes a Python number (``.item()``) as
+    ``avg_factor``: the result keeps ``total``'s dtype."""
+    if total.dtype == ms.float64:
+        return total / (count.astype(ms.float64) + Tensor(_AVG_EPS, ms.float64))
+    denom = count.astype(ms.float32) + _AVG_EPS
+    return (total.astype(ms.float32) / denom).astype(total.dtype)
+
+
+def mul(a: Tensor, b: Tensor) -> Tensor:
+    """``a * b`` with PyTorch's promotion, float16 rounded once."""
+    out = _promote(a.dtype, b.dtype)
+    if out == HALF:
+        return (a.astype(ms.float32) * b.astype(ms.float32)).astype(HALF)
+    return a.astype(out) * b.astype(out)
+
+
+def check_label_range(
+    label: Tensor, low: int, high: int, name: str, message: str, ignore: Optional[int] = None
+) -> None:
+    """Raise ``ValueError(message)`` if a value of ``label`` lies outside ``[low, high)``
+    (``ignore`` excepted). Reads the values, in graph mode too (a constant message)."""
+    if label.size == 0:
+        return
+    bad = ops.logical_or(label < low, label >= high)
+    if ignore is not None:
+        bad = ops.logical_and(bad, label != ignore)
+    if bad.any():
+        raise ValueError(message)
+
+
+def compute_dtype(*dtypes: Any) -> Any:
+    """The dtype to compute a mix of dtypes in: float64 if any, else float32."""
+    return ms.float64 if ms.float64 in dtypes else ms.float32
+
+
+def rd(x: Tensor, dtype: Any) -> Tensor:
+    """Round ``x`` (in its compute dtype) to ``dtype`` and back: the result of one PyTorch op
+    whose output dtype is ``dtype``."""
+    if dtype == x.dtype:
+        return x
+    return x.astype(dtype).astype(x.dtype)
+
+
+def bce_logits_mixed(x: Tensor, t: Tensor, pos_weight: Optional[Tensor] = None) -> Tensor:
+    """``F.binary_cross_entropy_with_logits(x, t, pos_weight=pos_weight, reduction='none')``
+    for any float dtypes of ``x``/``t``/``pos_weight``, as ATen computes it: ``(1 - t)
+    .mul_(x).sub_(log_weight.mul_(log_sigmoid(x)))``, so the result has ``t``'s dtype (in-place
+    ops keep their left operand's dtype: a float32 target makes a float32 loss, whatever the
+    logits' dtype)."""
+    dtypes = [x.dtype, t.dtype] + ([] if pos_weight is None else [pos_weight.dtype])
+    cd = compute_dtype(*dtypes)
+    td = t.dtype
+    xc, tc = x.astype(cd), t.astype(cd)
+    a = rd(rd(1 - tc, td) * xc, td)
+    ls = rd(log_sigmoid(xc), x.dtype)
+    if pos_weight is not None:
+        pd = pos_weight.dtype
+        lw_dtype = _promote(pd, td)
+        lw = rd(rd(rd(pos_weight.astype(cd) - 1, pd) * tc, lw_dtype) + 1, lw_dtype)
+        ls = rd(lw * ls, lw_dtype)
+    return rd(a - ls, td).astype(td)
+
+
+def log_softmax(x: Tensor, axis: int = 1) -> Tensor:
+    """``log_softmax`` in ``x``'s own precision (MindSpore 2.10's CPU kernel computes float64 in
+    float32): ``x - max - log(sum(exp(x - max)))``."""
+    if x.size == 0:
+        return x
+    if x.dtype != ms.float64:
+        return ops.log_softmax(x, axis)
+    shifted = x - ops.stop_gradient(x.max(axis=axis, keepdims=True))
+    return shifted - ops.log(ops.exp(shifted).sum(axis=axis, keepdims=True))
+
+
+def softmax(x: Tensor, axis: int = 1) -> Tensor:
+    """``softmax`` in ``x``'s own precision (see :func:`log_softmax`)."""
+    if x.size == 0:
+        return x
+    if x.dtype != ms.float64:
+        return ops.softmax(x, axis)
+    e = ops.exp(x - ops.stop_gradient(x.max(axis=axis, keepdims=True)))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+@constexpr
+def compiling() -> bool:
+    """Whether the caller is being compiled by ``ms.jit`` (graph mode) rather than run
+    eagerly: a ``constexpr`` runs at compile time in graph mode, so the compiler's frame is on
+    the stack then, and only then."""
+    return any(f.function == "compile" and "mindspore" in f.filename for f in inspect.stack(0))
+
+
+def check_prob(p: Tensor, name: str = "pred") -> None:
+    """PyTorch's ``binary_cross_entropy`` refuses values outside [0, 1] (NaN included): raise
+    ``ValueError`` as it raises (reads the values, in graph mode too)."""
+    if p.size == 0:
+        return
+    ok = ops.logical_and(p >= 0, p <= 1)
+    if not ok.all():
+        raise ValueError(f"{name}: all elements of input should be between 0 and 1")
