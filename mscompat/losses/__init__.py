@@ -4,15 +4,42 @@
 # the __all__ of each public module of this package
 from typing import List
 
+from mscompat.losses.bbox_overlaps import bbox_overlaps as bbox_overlaps
 from mscompat.losses.focal import SigmoidFocalLoss as SigmoidFocalLoss
 from mscompat.losses.focal import sigmoid_focal_loss as sigmoid_focal_loss
+from mscompat.losses.iou import BoundedIoULoss as BoundedIoULoss
+from mscompat.losses.iou import CIoULoss as CIoULoss
+from mscompat.losses.iou import DIoULoss as DIoULoss
+from mscompat.losses.iou import EIoULoss as EIoULoss
+from mscompat.losses.iou import GIoULoss as GIoULoss
+from mscompat.losses.iou import IoULoss as IoULoss
+from mscompat.losses.iou import SIoULoss as SIoULoss
+from mscompat.losses.iou import bounded_iou_loss as bounded_iou_loss
+from mscompat.losses.iou import ciou_loss as ciou_loss
+from mscompat.losses.iou import diou_loss as diou_loss
+from mscompat.losses.iou import eiou_loss as eiou_loss
+from mscompat.losses.iou import giou_loss as giou_loss
+from mscompat.losses.iou import iou_loss as iou_loss
+from mscompat.losses.iou import siou_loss as siou_loss
+from mscompat.losses.regression import BalancedL1Loss as BalancedL1Loss
+from mscompat.losses.regression import L1Loss as L1Loss
+from mscompat.losses.regression import MSELoss as MSELoss
+from mscompat.losses.regression import SmoothL1Loss as SmoothL1Loss
+from mscompat.losses.regression import balanced_l1_loss as balanced_l1_loss
+from mscompat.losses.regression import l1_loss as l1_loss
+from mscompat.losses.regression import mse_loss as mse_loss
+from mscompat.losses.regression import smooth_l1_loss as smooth_l1_loss
 from mscompat.losses.utils import reduce_loss as reduce_loss
 from mscompat.losses.utils import weight_reduce_loss as weight_reduce_loss
 from mscompat.losses.utils import weighted_loss as weighted_loss
 
 # fmt: off
 __all__: List[str] = [
-    "SigmoidFocalLoss", "reduce_loss", "sigmoid_focal_loss", "weight_reduce_loss", "weighted_loss",
+    "BalancedL1Loss", "BoundedIoULoss", "CIoULoss", "DIoULoss", "EIoULoss", "GIoULoss", "IoULoss",
+    "L1Loss", "MSELoss", "SIoULoss", "SigmoidFocalLoss", "SmoothL1Loss", "balanced_l1_loss",
+    "bbox_overlaps", "bounded_iou_loss", "ciou_loss", "diou_loss", "eiou_loss", "giou_loss",
+    "iou_loss", "l1_loss", "mse_loss", "reduce_loss", "sigmoid_focal_loss", "siou_loss",
+    "smooth_l1_loss", "weight_reduce_loss", "weighted_loss",
 ]
 # fmt: on
 # END GENERATED

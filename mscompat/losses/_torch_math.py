@@ -20,8 +20,10 @@ __all__ = [
     "add",
     "clamp_min",
     "compare_scalar",
+    "constant",
     "div",
     "ew",
+    "f64",
     "mul",
     "scale",
     "square",
@@ -36,10 +38,16 @@ F16, F32, F64 = ms.float16, ms.float32, ms.float64
 
 
 def _dtype_of(xs: Any) -> Any:
+    """PyTorch's result dtype: 0-d tensors (the losses' precomputed constants) count only when
+    no operand has dims, as ``torch.result_type`` ranks them within a category."""
     dt = None
     for x in xs:
-        if isinstance(x, Tensor):
+        if isinstance(x, Tensor) and x.ndim > 0:
             dt = x.dtype if dt is None else _promote(dt, x.dtype)
+    if dt is None:
+        for x in xs:
+            if isinstance(x, Tensor):
+                dt = x.dtype if dt is None else _promote(dt, x.dtype)
     return dt
 
 
@@ -123,3 +131,14 @@ def tmin(a: Tensor, b: Tensor) -> Tensor:
 def clamp_min(a: Tensor, low: float) -> Tensor:
     """``a.clamp(min=low)``; the gradient passes at ``a == low``, as in PyTorch."""
     return ew(lambda x, m: ops.clamp(x, min=m), a, low)
+
+
+def constant(value: Any, dtype: Any) -> Tensor:
+    """A 0-d operand for ``ew`` from a float64 0-d tensor: PyTorch computes its scalars in
+    Python doubles, and graph mode computes Python floats in float32, so constants are built
+    from float64 tensors and rounded once to the computation dtype (float32 for float16)."""
+    return value if dtype == F64 else value.astype(F32)
+
+
+def f64(value: float) -> Tensor:
+    return Tensor(value, F64)
