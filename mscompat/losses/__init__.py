@@ -5,8 +5,14 @@
 from typing import List
 
 from mscompat.losses.bbox_overlaps import bbox_overlaps as bbox_overlaps
+from mscompat.losses.eqlv2 import EQLV2Loss as EQLV2Loss
+from mscompat.losses.eqlv2 import eqlv2_loss as eqlv2_loss
 from mscompat.losses.focal import SigmoidFocalLoss as SigmoidFocalLoss
 from mscompat.losses.focal import sigmoid_focal_loss as sigmoid_focal_loss
+from mscompat.losses.ghm import GHMC as GHMC
+from mscompat.losses.ghm import GHMR as GHMR
+from mscompat.losses.ghm import ghmc_loss as ghmc_loss
+from mscompat.losses.ghm import ghmr_loss as ghmr_loss
 from mscompat.losses.iou import BoundedIoULoss as BoundedIoULoss
 from mscompat.losses.iou import CIoULoss as CIoULoss
 from mscompat.losses.iou import DIoULoss as DIoULoss
@@ -35,11 +41,12 @@ from mscompat.losses.utils import weighted_loss as weighted_loss
 
 # fmt: off
 __all__: List[str] = [
-    "BalancedL1Loss", "BoundedIoULoss", "CIoULoss", "DIoULoss", "EIoULoss", "GIoULoss", "IoULoss",
-    "L1Loss", "MSELoss", "SIoULoss", "SigmoidFocalLoss", "SmoothL1Loss", "balanced_l1_loss",
-    "bbox_overlaps", "bounded_iou_loss", "ciou_loss", "diou_loss", "eiou_loss", "giou_loss",
-    "iou_loss", "l1_loss", "mse_loss", "reduce_loss", "sigmoid_focal_loss", "siou_loss",
-    "smooth_l1_loss", "weight_reduce_loss", "weighted_loss",
+    "BalancedL1Loss", "BoundedIoULoss", "CIoULoss", "DIoULoss", "EIoULoss", "EQLV2Loss", "GHMC",
+    "GHMR", "GIoULoss", "IoULoss", "L1Loss", "MSELoss", "SIoULoss", "SigmoidFocalLoss",
+    "SmoothL1Loss", "balanced_l1_loss", "bbox_overlaps", "bounded_iou_loss", "ciou_loss",
+    "diou_loss", "eiou_loss", "eqlv2_loss", "ghmc_loss", "ghmr_loss", "giou_loss", "iou_loss",
+    "l1_loss", "mse_loss", "reduce_loss", "sigmoid_focal_loss", "siou_loss", "smooth_l1_loss",
+    "weight_reduce_loss", "weighted_loss",
 ]
 # fmt: on
 # END GENERATED

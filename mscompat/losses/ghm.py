@@ -86,7 +86,7 @@ def _harmonize(
     nonempty = counts > 0
     n = nonempty.astype(F64).sum()
     tot64 = tot.astype(F64)
-    new_acc = None
+    new_acc = acc_sum
     if momentum > 0 and acc_sum is not None:
         # acc = mmt * acc + (1 - mmt) * count: float32 buffer, the count term a Python double
         decayed = acc_sum * tm.f64(momentum).astype(F32)
@@ -146,6 +146,20 @@ def _check_ghm(pred: Any, label_weight: Any, reduction: str, bins: Any, momentum
     return pred, label_weight
 
 
+def _check_acc(acc_sum: Optional[Tensor], bins: int, momentum: float) -> Optional[Tensor]:
+    """The moving averages: zeros (MMDetection's initial buffer) when ``momentum > 0`` and none
+    are given."""
+    if acc_sum is None:
+        return ops.zeros(bins, F32) if momentum > 0 else None
+    acc_sum = check_tensor(acc_sum, "acc_sum")
+    if acc_sum.shape != (bins,) or acc_sum.dtype != F32:
+        raise ValueError(
+            f"acc_sum must be a float32 Tensor of shape ({bins},), but got {acc_sum.dtype} of "
+            f"shape {acc_sum.shape}"
+        )
+    return acc_sum
+
+
 def ghmc_loss(
     pred: Tensor,
     target: Tensor,
@@ -185,7 +199,7 @@ def ghmc_loss(
     Returns:
         (Tensor, Tensor | None): the loss (0-d, or ``pred``'s shape for ``'none'``; float32 for
         float16 ``pred``, as PyTorch's BCE with a float32 target) and the updated ``acc_sum``
-        (None when ``momentum == 0``).
+        (``acc_sum`` as given when ``momentum == 0``).
 
     Example:
         >>> import mindspore as ms
@@ -197,6 +211,7 @@ def ghmc_loss(
         0.5133
     """
     pred, label_weight = _check_ghm(pred, label_weight, reduction, bins, momentum)
+    acc_sum = _check_acc(acc_sum, bins, momentum)
     target = check_tensor(target, "target")
     if pred.ndim != target.ndim:
         if pred.ndim != 2 or target.ndim != 1 or target.shape[0] != pred.shape[0]:
@@ -260,7 +275,7 @@ def ghmr_loss(
 
     Returns:
         (Tensor, Tensor | None): the loss in the promoted dtype of ``pred`` and ``target``,
-        and the updated ``acc_sum`` (None when ``momentum == 0``).
+        and the updated ``acc_sum`` (as given when ``momentum == 0``).
 
     Example:
         >>> import mindspore as ms
@@ -271,6 +286,7 @@ def ghmr_loss(
         0.2818
     """
     pred, label_weight = _check_ghm(pred, label_weight, reduction, bins, momentum)
+    acc_sum = _check_acc(acc_sum, bins, momentum)
     target = check_float_tensor(target, "target")
     check_number(mu, "mu")
     if target.shape != pred.shape or label_weight.shape != pred.shape:

@@ -581,3 +581,63 @@ class EQLV2Module(torch.nn.Module):
 
 def EQLV2Loss(**kw: Any) -> Any:  # noqa: N802
     return lambda *a, **k: EQLV2Module(**kw)(*a, **k)
+
+
+# The functional forms of mscompat (the state passed in and returned), run on MMDetection's
+# modules with their buffers set to that state.
+
+
+def ghmc_loss(
+    pred: Tensor,
+    target: Tensor,
+    label_weight: Tensor,
+    bins: int = 10,
+    momentum: float = 0.0,
+    acc_sum: Optional[Tensor] = None,
+    reduction: str = "mean",
+    loss_weight: float = 1.0,
+) -> Any:
+    module = GHMCModule(bins, momentum, True, loss_weight, reduction)
+    if momentum > 0 and acc_sum is not None:
+        module.acc_sum.copy_(acc_sum)
+    loss = module(pred, target, label_weight)
+    return loss, (module.acc_sum.clone() if momentum > 0 else acc_sum)
+
+
+def ghmr_loss(
+    pred: Tensor,
+    target: Tensor,
+    label_weight: Tensor,
+    mu: float = 0.02,
+    bins: int = 10,
+    momentum: float = 0.0,
+    acc_sum: Optional[Tensor] = None,
+    reduction: str = "mean",
+    loss_weight: float = 1.0,
+) -> Any:
+    module = GHMRModule(mu, bins, momentum, loss_weight, reduction)
+    if momentum > 0 and acc_sum is not None:
+        module.acc_sum.copy_(acc_sum)
+    loss = module(pred, target, label_weight)
+    return loss, (module.acc_sum.clone() if momentum > 0 else acc_sum)
+
+
+def eqlv2_loss(
+    cls_score: Tensor,
+    label: Tensor,
+    pos_grad: Tensor,
+    neg_grad: Tensor,
+    pos_neg: Tensor,
+    mu: float = 0.8,
+    alpha: float = 4.0,
+    gamma: float = 12.0,
+    loss_weight: float = 1.0,
+) -> Any:
+    module = EQLV2Module(
+        num_classes=pos_grad.numel(), mu=mu, alpha=alpha, gamma=gamma, loss_weight=loss_weight
+    )
+    module.pos_grad.copy_(pos_grad)
+    module.neg_grad.copy_(neg_grad)
+    module.pos_neg = pos_neg.detach().clone()
+    loss = module(cls_score, label)
+    return loss, module.pos_grad.clone(), module.neg_grad.clone(), module.pos_neg.clone()
