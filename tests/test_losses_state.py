@@ -36,7 +36,11 @@ def _steps(make_inputs, ms_cell, torch_module, state_names, mode, rtol):
             t_loss = torch_module(*t_args)
             (t_grad,) = torch.autograd.grad(t_loss, t_args[0])
             np.testing.assert_allclose(
-                loss.asnumpy(), t_loss.detach().numpy(), rtol=rtol, atol=1e-6, err_msg=f"step {step}"
+                loss.asnumpy(),
+                t_loss.detach().numpy(),
+                rtol=rtol,
+                atol=1e-6,
+                err_msg=f"step {step}",
             )
             np.testing.assert_allclose(
                 grad.asnumpy(), t_grad.numpy(), rtol=rtol, atol=1e-6, err_msg=f"grad, step {step}"

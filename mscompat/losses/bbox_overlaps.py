@@ -95,7 +95,8 @@ def bbox_overlaps(
         Integer boxes are refused (``TypeError``); MMDetection computes them in integers.
 
     Example:
-        >>>         >>> from mscompat.losses import bbox_overlaps
+        >>> import mindspore as ms
+        >>> from mscompat.losses import bbox_overlaps
         >>> b1 = ms.Tensor([[0.0, 0.0, 10.0, 10.0], [10.0, 10.0, 20.0, 20.0]])
         >>> b2 = ms.Tensor([[0.0, 0.0, 10.0, 20.0], [10.0, 10.0, 20.0, 20.0]])
         >>> bbox_overlaps(b1, b2).shape
@@ -103,7 +104,7 @@ def bbox_overlaps(
         >>> bbox_overlaps(b1, b2, is_aligned=True)
         Tensor(shape=[2], dtype=Float32, value= [ 5.00000000e-01,  1.00000000e+00])
         >>> round(float(bbox_overlaps(b1, b2, mode="giou")[1, 0]), 4)
-        -0.6667
+        -0.25
     """
     bboxes1 = check_float_tensor(bboxes1, "bboxes1")
     bboxes2 = check_float_tensor(bboxes2, "bboxes2")
@@ -133,10 +134,7 @@ def overlaps(b1: Tensor, b2: Tensor, mode: str, is_aligned: bool, eps: float) ->
     rb = ew(ops.minimum, p1[..., 2:], p2[..., 2:])
     wh = _relu0(_sub(rb, lt))
     overlap = _mul(wh[..., 0], wh[..., 1])
-    if mode == "iof":
-        union = area1
-    else:
-        union = _sub(ew(lambda x, y: x + y, area1, area2), overlap)
+    union = area1 if mode == "iof" else _sub(ew(lambda x, y: x + y, area1, area2), overlap)
     eps_t = Tensor(eps, union.dtype)
     union = ew(ops.maximum, union, eps_t)
     ious = ew(lambda x, y: x / y, overlap, union)

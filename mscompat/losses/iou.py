@@ -26,10 +26,9 @@ from mscompat._checks import (
     check_reduction,
     check_tensor,
 )
-from mscompat.losses.utils import _sum
 from mscompat.losses import _torch_math as tm
 from mscompat.losses.bbox_overlaps import overlaps
-from mscompat.losses.utils import AvgFactor, _check_avg_factor, _promote, weight_reduce_loss
+from mscompat.losses.utils import AvgFactor, _check_avg_factor, _promote, _sum, weight_reduce_loss
 
 __all__ = [
     "BoundedIoULoss",
@@ -375,8 +374,9 @@ def bounded_iou_loss(
         >>> import mindspore as ms
         >>> from mscompat.losses import bounded_iou_loss
         >>> pred = ms.Tensor([[0.0, 0.0, 10.0, 10.0]])
-        >>> round(float(bounded_iou_loss(pred, pred)), 6)
-        5e-06
+        >>> target = ms.Tensor([[1.0, 0.0, 11.0, 12.0]])
+        >>> round(float(bounded_iou_loss(pred, target)), 4)
+        0.1222
     """
     pred, target = _check_boxes(pred, target, reduction, avg_factor)
     check_number(beta, "beta")
@@ -465,7 +465,7 @@ def diou_loss(
         >>> pred = ms.Tensor([[0.0, 0.0, 2.0, 2.0]])
         >>> target = ms.Tensor([[1.0, 0.0, 3.0, 2.0]])
         >>> round(float(diou_loss(pred, target)), 4)
-        0.7667
+        0.7436
     """
     pred, target = _check_boxes(pred, target, reduction, avg_factor)
     check_number(eps, "eps")
@@ -506,7 +506,7 @@ def ciou_loss(
         >>> pred = ms.Tensor([[0.0, 0.0, 2.0, 2.0]])
         >>> target = ms.Tensor([[1.0, 0.0, 3.0, 2.0]])
         >>> round(float(ciou_loss(pred, target)), 4)
-        0.7667
+        0.7436
     """
     pred, target = _check_boxes(pred, target, reduction, avg_factor)
     check_number(eps, "eps")
@@ -848,7 +848,7 @@ class DIoULoss(GIoULoss):
         >>> pred = ms.Tensor([[0.0, 0.0, 2.0, 2.0]])
         >>> target = ms.Tensor([[1.0, 0.0, 3.0, 2.0]])
         >>> round(float(DIoULoss()(pred, target)), 4)
-        0.7667
+        0.7436
     """
 
     def construct(
@@ -884,7 +884,7 @@ class CIoULoss(GIoULoss):
         >>> pred = ms.Tensor([[0.0, 0.0, 2.0, 2.0]])
         >>> target = ms.Tensor([[1.0, 0.0, 3.0, 2.0]])
         >>> round(float(CIoULoss()(pred, target)), 4)
-        0.7667
+        0.7436
     """
 
     def construct(

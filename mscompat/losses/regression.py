@@ -217,7 +217,7 @@ def balanced_l1_loss(
         >>> from mscompat.losses import balanced_l1_loss
         >>> pred, target = ms.Tensor([[0.0, 0.5, 3.0]]), ms.Tensor([[0.0, 0.0, 0.0]])
         >>> round(float(balanced_l1_loss(pred, target, reduction="sum")), 4)
-        4.4159
+        4.4792
     """
     pred, target = _check(pred, target, reduction, avg_factor)
     beta = _check_beta(beta)
@@ -408,7 +408,7 @@ class BalancedL1Loss(_RegressionLoss):
         >>> from mscompat.losses import BalancedL1Loss
         >>> pred, target = ms.Tensor([[0.0, 0.5, 3.0]]), ms.Tensor([[0.0, 0.0, 0.0]])
         >>> round(float(BalancedL1Loss(reduction="sum")(pred, target)), 4)
-        4.4159
+        4.4792
     """
 
     def __init__(

@@ -153,8 +153,7 @@ def _box_loss_errors(fn_extra: Any = None) -> Callable[[], Iterator[ErrorInput]]
             r"avg_factor can not be used",
         )
         yield ErrorInput(SampleInput((b.astype(np.int64), b)), TypeError, r"pred must be a float")
-        for err in fn_extra or ():
-            yield err
+        yield from fn_extra or ()
 
     return errors
 
