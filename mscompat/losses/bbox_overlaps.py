@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Tuple
-
 from mindspore import Tensor, ops
 
 from mscompat._checks import check_bool, check_float_tensor, check_number
@@ -30,26 +28,6 @@ def _relu0(x: Tensor) -> Tensor:
 def area(boxes: Tensor) -> Tensor:
     """``(x2 - x1) * (y2 - y1)`` in ``boxes``' dtype."""
     return _mul(_sub(boxes[..., 2], boxes[..., 0]), _sub(boxes[..., 3], boxes[..., 1]))
-
-
-def _check_boxes(b1: Tensor, b2: Tensor, is_aligned: bool) -> Tuple[int, int]:
-    for name, b in (("bboxes1", b1), ("bboxes2", b2)):
-        if b.ndim < 2 or (b.shape[-1] != 4 and b.shape[0] != 0):
-            raise ValueError(
-                f"{name} must have shape (..., n, 4) (or be empty), but got {name}.shape={b.shape}"
-            )
-    if b1.shape[:-2] != b2.shape[:-2]:
-        raise ValueError(
-            f"bboxes1 and bboxes2 must have the same batch shape, but got {b1.shape[:-2]} "
-            f"and {b2.shape[:-2]}"
-        )
-    rows, cols = b1.shape[-2], b2.shape[-2]
-    if is_aligned and rows != cols:
-        raise ValueError(
-            f"is_aligned=True needs as many boxes in bboxes1 as in bboxes2, but got {rows} "
-            f"and {cols}"
-        )
-    return rows, cols
 
 
 def bbox_overlaps(
@@ -112,7 +90,26 @@ def bbox_overlaps(
         raise ValueError(f"mode must be one of {_MODES}, but got {mode!r}")
     check_bool(is_aligned, "is_aligned")
     check_number(eps, "eps")
-    rows, cols = _check_boxes(bboxes1, bboxes2, is_aligned)
+    # inline checks (no loop, no helper): graph mode folds them before any kernel
+    if bboxes1.ndim < 2 or (bboxes1.shape[-1] != 4 and bboxes1.shape[0] != 0):
+        raise ValueError(
+            f"bboxes1 must have shape (..., n, 4) (or be empty), but got {bboxes1.shape}"
+        )
+    if bboxes2.ndim < 2 or (bboxes2.shape[-1] != 4 and bboxes2.shape[0] != 0):
+        raise ValueError(
+            f"bboxes2 must have shape (..., n, 4) (or be empty), but got {bboxes2.shape}"
+        )
+    if bboxes1.shape[:-2] != bboxes2.shape[:-2]:
+        raise ValueError(
+            f"bboxes1 and bboxes2 must have the same batch shape, but got {bboxes1.shape} "
+            f"and {bboxes2.shape}"
+        )
+    rows, cols = bboxes1.shape[-2], bboxes2.shape[-2]
+    if is_aligned and rows != cols:
+        raise ValueError(
+            f"is_aligned=True needs as many boxes in bboxes1 as in bboxes2, but got {rows} "
+            f"and {cols}"
+        )
     batch = tuple(bboxes1.shape[:-2])
     shape = batch + ((rows,) if is_aligned else (rows, cols))
     if bboxes1.size == 0 or bboxes2.size == 0:

@@ -624,6 +624,12 @@ def _module_forward(
     pred = check_float_tensor(pred, "pred")
     if weight is not None:
         weight = check_tensor(weight, "weight")
+        if mean_weight and weight.ndim > 1 and weight.shape != pred.shape:
+            # checked before the data-dependent branch: graph mode compiles both branches
+            raise ValueError(
+                f"a weight of more than 1 dim must have pred's shape {pred.shape}, but got "
+                f"weight.shape={weight.shape}"
+            )
         if not (zero_unless_none and reduction == "none") and not ops.any(weight > 0):
             # MMDetection: `if weight is not None and not torch.any(weight > 0)`: a sum that is
             # 0 for zero weights and keeps the graph connected (no loss_weight, no reduction)

@@ -1,3 +1,6 @@
+# mypy: ignore-errors
+# (a transcription of MMDetection's untyped nn.Modules and their buffers: mypy reads its
+# register_buffer attributes as Tensor | Module)
 """MMDetection 3.3's box-regression, GHM and EQLv2 losses and ``bbox_overlaps``, transcribed
 in plain PyTorch from ``mmdet/models/losses/{iou,smooth_l1,balanced_l1,mse,ghm,eqlv2}_loss.py``
 and ``mmdet/structures/bbox/bbox_overlaps.py``.
