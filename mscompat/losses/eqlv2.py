@@ -101,6 +101,10 @@ def eqlv2_loss(
         3.7819
     """
     cls_score = check_float_tensor(cls_score, "cls_score")
+    check_number(mu, "mu")
+    check_number(alpha, "alpha")
+    check_number(gamma, "gamma")
+    check_number(loss_weight, "loss_weight")
     label = check_tensor(label, "label")
     if cls_score.ndim != 2:
         raise ValueError(f"cls_score must have shape (N, C), but got {cls_score.shape}")

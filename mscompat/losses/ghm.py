@@ -212,6 +212,7 @@ def ghmc_loss(
     """
     pred, label_weight = _check_ghm(pred, label_weight, reduction, bins, momentum)
     acc_sum = _check_acc(acc_sum, bins, momentum)
+    check_number(loss_weight, "loss_weight")
     target = check_tensor(target, "target")
     if pred.ndim != target.ndim:
         if pred.ndim != 2 or target.ndim != 1 or target.shape[0] != pred.shape[0]:
@@ -287,6 +288,7 @@ def ghmr_loss(
     """
     pred, label_weight = _check_ghm(pred, label_weight, reduction, bins, momentum)
     acc_sum = _check_acc(acc_sum, bins, momentum)
+    check_number(loss_weight, "loss_weight")
     target = check_float_tensor(target, "target")
     check_number(mu, "mu")
     if target.shape != pred.shape or label_weight.shape != pred.shape:

@@ -53,6 +53,19 @@ def _check_beta(beta: Any) -> float:
     return float(beta)
 
 
+def _check_alpha_gamma(alpha: Any, gamma: Any) -> Any:
+    """MMDetection divides by alpha and by ``b = e ** (gamma / alpha) - 1``
+    (ZeroDivisionError there)."""
+    if check_number(alpha, "alpha") == 0:
+        raise ValueError("alpha must be non-zero (balanced_l1_loss divides by it), but got 0")
+    if check_number(gamma, "gamma") == 0:
+        raise ValueError(
+            "gamma must be non-zero (balanced_l1_loss divides by e ** (gamma / alpha) - 1), "
+            "but got 0"
+        )
+    return float(alpha), float(gamma)
+
+
 def _empty_target(
     pred: Tensor, weight: Optional[Tensor], reduction: str, avg_factor: AvgFactor
 ) -> Tensor:
@@ -221,8 +234,7 @@ def balanced_l1_loss(
     """
     pred, target = _check(pred, target, reduction, avg_factor)
     beta = _check_beta(beta)
-    check_number(alpha, "alpha")
-    check_number(gamma, "gamma")
+    _check_alpha_gamma(alpha, gamma)
     if target.size == 0:
         return _empty_target(pred, weight, reduction, avg_factor)
     _same_shape(pred, target)
@@ -420,8 +432,7 @@ class BalancedL1Loss(_RegressionLoss):
         loss_weight: float = 1.0,
     ) -> None:
         super().__init__(reduction, loss_weight)
-        self.alpha = check_number(alpha, "alpha")
-        self.gamma = check_number(gamma, "gamma")
+        self.alpha, self.gamma = _check_alpha_gamma(alpha, gamma)
         self.beta = _check_beta(beta)
 
     def construct(
