@@ -602,7 +602,8 @@ def siou_loss(
 
 
 for _fn in (iou_loss, bounded_iou_loss, giou_loss, diou_loss, ciou_loss, eiou_loss, siou_loss):
-    _fn.__doc__ = (_fn.__doc__ or "").replace("    {args}", _LOSS_ARGS.strip("\n"))
+    # a blank line first: the placeholder follows text or a math block
+    _fn.__doc__ = (_fn.__doc__ or "").replace("    {args}", "\n" + _LOSS_ARGS.strip("\n"))
 
 
 # ----------------------------------------------------------------------------- Cells
