@@ -91,12 +91,12 @@ def test_mirror_names_are_the_domain_objects(module_name):
         )
 
 
-def _mirrors_mmdetection(obj):
-    """MMDetection's Cells that share a torch.nn class name (``mmdet.models.losses.
-    CrossEntropyLoss``) are another API: ``mscompat.nn`` keeps torch's."""
-    from mscompat.testing import OP_DB
-
-    return any(i.op is obj and i.mirrors.startswith("mmdet.") for i in OP_DB)
+def _other_api(obj: Any, name: str) -> bool:
+    """The Cell's entries name other APIs and not ``torch.nn.<name>``: MMDetection's
+    ``L1Loss``/``MSELoss``/``SmoothL1Loss`` (``mmdet.models.losses``) share torch.nn's class
+    names, not their semantics, and must not be mirrored as torch.nn's."""
+    apis = {api for info in OP_DB if info.op is obj for api in info.torch_apis}
+    return bool(apis) and f"torch.nn.{name}" not in apis
 
 
 @pytest.mark.parametrize("package", DOMAIN_PACKAGES)
@@ -107,7 +107,7 @@ def test_cells_with_a_torch_nn_name_are_in_mscompat_nn(package):
         obj = getattr(module, name)
         if not (inspect.isclass(obj) and issubclass(obj, ms.nn.Cell)):
             continue
-        if hasattr(torch.nn, name) and not _mirrors_mmdetection(obj):
+        if hasattr(torch.nn, name) and not _other_api(obj, name):
             assert getattr(mscompat.nn, name, None) is obj, (
                 f"{package}.{name} is a Cell under a torch.nn name but mscompat.nn lacks it"
             )

@@ -1,0 +1,491 @@
+"""MMDetection's elementwise regression losses: Smooth L1, L1, Balanced L1 and MSE.
+
+Mirrors ``mmdet/models/losses/{smooth_l1_loss,balanced_l1_loss,mse_loss}.py`` (MMDetection
+3.3): the ``@weighted_loss`` functions ``(pred, target, weight=None, reduction='mean',
+avg_factor=None, **config)`` and their Cells with ``forward(pred, target, weight=None,
+avg_factor=None, reduction_override=None)``. These are MMDetection's, not
+``torch.nn.functional.smooth_l1_loss``/``mse_loss`` (see :mod:`mscompat.layers`): the weight,
+``avg_factor`` (with its ``+ eps``), the empty-target shortcut ``pred.sum() * 0`` and, for
+``SmoothL1Loss``/``L1Loss``, the all-non-positive-weight shortcut ``(pred * weight).sum()``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Optional
+
+from mindspore import Tensor, nn, ops
+
+from mscompat._checks import check_float_tensor, check_number, check_reduction, check_tensor
+from mscompat.losses import _torch_math as tm
+from mscompat.losses.utils import AvgFactor, _check_avg_factor, _sum, weight_reduce_loss
+
+__all__ = [
+    "BalancedL1Loss",
+    "L1Loss",
+    "MSELoss",
+    "SmoothL1Loss",
+    "balanced_l1_loss",
+    "l1_loss",
+    "mse_loss",
+    "smooth_l1_loss",
+]
+
+
+def _check(pred: Any, target: Any, reduction: str, avg_factor: AvgFactor) -> Any:
+    pred = check_float_tensor(pred, "pred")
+    target = check_tensor(target, "target")
+    check_reduction(reduction)
+    _check_avg_factor(avg_factor, reduction)
+    return pred, target
+
+
+def _same_shape(pred: Tensor, target: Tensor) -> None:
+    if pred.shape != target.shape:
+        raise ValueError(
+            f"target must have the same shape as pred {pred.shape}, but got {target.shape}"
+        )
+
+
+def _check_beta(beta: Any) -> float:
+    if check_number(beta, "beta") <= 0:
+        raise ValueError(f"beta must be > 0, but got {beta}")
+    return float(beta)
+
+
+def _check_alpha_gamma(alpha: Any, gamma: Any) -> Any:
+    """MMDetection divides by alpha and by ``b = e ** (gamma / alpha) - 1``
+    (ZeroDivisionError there)."""
+    if check_number(alpha, "alpha") == 0:
+        raise ValueError("alpha must be non-zero (balanced_l1_loss divides by it), but got 0")
+    if check_number(gamma, "gamma") == 0:
+        raise ValueError(
+            "gamma must be non-zero (balanced_l1_loss divides by e ** (gamma / alpha) - 1), "
+            "but got 0"
+        )
+    return float(alpha), float(gamma)
+
+
+def _empty_target(
+    pred: Tensor, weight: Optional[Tensor], reduction: str, avg_factor: AvgFactor
+) -> Tensor:
+    """MMDetection's ``pred.sum() * 0`` for an empty target (a 0-d loss), weighted by
+    broadcasting and reduced."""
+    zero = tm.mul(_sum(pred) if pred.size else ops.zeros((), pred.dtype), 0.0)
+    if weight is not None:
+        zero = tm.mul(zero, check_tensor(weight, "weight"))
+    return weight_reduce_loss(zero, None, reduction, avg_factor)
+
+
+def _smooth_l1_elementwise(pred: Tensor, target: Tensor, beta: float) -> Tensor:
+    diff = tm.ew(ops.abs, tm.sub(pred, target))
+    small = tm.compare_scalar(lambda x, s: x < s, diff, beta)
+    quad = tm.div(tm.mul(tm.mul(0.5, diff), diff), beta)
+    lin = tm.ew(lambda d, b: d - 0.5 * b, diff, beta)
+    return ops.where(small, quad, lin)
+
+
+def smooth_l1_loss(
+    pred: Tensor,
+    target: Tensor,
+    weight: Optional[Tensor] = None,
+    reduction: str = "mean",
+    avg_factor: AvgFactor = None,
+    beta: float = 1.0,
+) -> Tensor:
+    """Smooth L1 loss, MMDetection's ``smooth_l1_loss``. With :math:`d = |p - t|`:
+
+    .. math::
+        \\ell = \\begin{cases} 0.5\\, d^2 / \\beta & d < \\beta \\\\ d - 0.5\\,\\beta &
+        \\text{otherwise} \\end{cases}
+
+    then :func:`~mscompat.losses.weight_reduce_loss`.
+
+    Args:
+        pred (Tensor[*]): predictions, float16/32/64.
+        target (Tensor[*]): targets of ``pred``'s shape.
+        weight (Tensor, optional): elementwise weight (same number of dims, broadcastable).
+        reduction (str): ``'none'`` | ``'mean'`` | ``'sum'``. Default: ``'mean'``.
+        avg_factor (float | Tensor, optional): with ``'mean'``, divide the weighted sum by
+            ``avg_factor + eps``; not allowed with ``'sum'``.
+        beta (float): threshold, > 0. Default: 1.0.
+
+    Returns:
+        Tensor: ``pred``'s shape for ``'none'``, else 0-d. An empty ``target`` gives
+        MMDetection's ``pred.sum() * 0`` (0-d), then weighted and reduced.
+
+    Raises:
+        ValueError: ``beta <= 0``, different shapes, invalid ``reduction``, ``avg_factor`` with
+            ``'sum'``.
+        TypeError: ``pred`` not floating, ``target``/``weight`` not Tensors.
+
+    Example:
+        >>> import mindspore as ms
+        >>> from mscompat.losses import smooth_l1_loss
+        >>> pred, target = ms.Tensor([0.0, 0.5, 3.0]), ms.Tensor([0.0, 0.0, 0.0])
+        >>> smooth_l1_loss(pred, target, reduction="none")
+        Tensor(shape=[3], dtype=Float32, value= [ 0.00000000e+00,  1.25000000e-01,  2.50000000e+00])
+    """
+    pred, target = _check(pred, target, reduction, avg_factor)
+    beta = _check_beta(beta)
+    if target.size == 0:
+        return _empty_target(pred, weight, reduction, avg_factor)
+    _same_shape(pred, target)
+    return weight_reduce_loss(
+        _smooth_l1_elementwise(pred, target, beta), weight, reduction, avg_factor
+    )
+
+
+def l1_loss(
+    pred: Tensor,
+    target: Tensor,
+    weight: Optional[Tensor] = None,
+    reduction: str = "mean",
+    avg_factor: AvgFactor = None,
+) -> Tensor:
+    """L1 loss, MMDetection's ``l1_loss``: :math:`\\ell = |p - t|`, then
+    :func:`~mscompat.losses.weight_reduce_loss`.
+
+    Args:
+        pred (Tensor[*]): predictions, float16/32/64.
+        target (Tensor[*]): targets of ``pred``'s shape.
+        weight (Tensor, optional): elementwise weight.
+        reduction (str): ``'none'`` | ``'mean'`` | ``'sum'``. Default: ``'mean'``.
+        avg_factor (float | Tensor, optional): see :func:`smooth_l1_loss`.
+
+    Returns:
+        Tensor: ``pred``'s shape for ``'none'``, else 0-d (``pred.sum() * 0`` for an empty
+        ``target``).
+
+    Example:
+        >>> import mindspore as ms
+        >>> from mscompat.losses import l1_loss
+        >>> l1_loss(ms.Tensor([0.0, 2.0, 3.0]), ms.Tensor([1.0, 1.0, 1.0]), avg_factor=2.0)
+        Tensor(shape=[], dtype=Float32, value= 2)
+    """
+    pred, target = _check(pred, target, reduction, avg_factor)
+    if target.size == 0:
+        return _empty_target(pred, weight, reduction, avg_factor)
+    _same_shape(pred, target)
+    loss = tm.ew(ops.abs, tm.sub(pred, target))
+    return weight_reduce_loss(loss, weight, reduction, avg_factor)
+
+
+def _balanced_elementwise(
+    pred: Tensor, target: Tensor, beta: float, alpha: float, gamma: float
+) -> Tensor:
+    diff = tm.ew(ops.abs, tm.sub(pred, target))
+    # MMDetection's scalars, in Python doubles: b = e ** (gamma / alpha) - 1, alpha / b, ...
+    a64, g64, bt64 = tm.f64(alpha), tm.f64(gamma), tm.f64(beta)
+    b64 = ops.pow(tm.f64(math.e), g64 / a64) - 1
+    dt = diff.dtype
+    b, a, g, bt = (tm.constant(v, dt) for v in (b64, a64, g64, bt64))
+    a_over_b, g_over_b = tm.constant(a64 / b64, dt), tm.constant(g64 / b64, dt)
+    a_beta = tm.constant(a64 * bt64, dt)
+    bd = tm.mul(b, diff)
+    log_term = tm.ew(ops.log, tm.add(tm.div(bd, bt), 1.0))
+    inner = tm.sub(tm.mul(tm.mul(a_over_b, tm.add(bd, 1.0)), log_term), tm.mul(a, diff))
+    outer = tm.sub(tm.add(tm.mul(g, diff), g_over_b), a_beta)
+    return ops.where(tm.compare_scalar(lambda x, s: x < s, diff, beta), inner, outer)
+
+
+def balanced_l1_loss(
+    pred: Tensor,
+    target: Tensor,
+    weight: Optional[Tensor] = None,
+    reduction: str = "mean",
+    avg_factor: AvgFactor = None,
+    beta: float = 1.0,
+    alpha: float = 0.5,
+    gamma: float = 1.5,
+) -> Tensor:
+    """Balanced L1 loss (`Libra R-CNN <https://arxiv.org/abs/1904.02701>`_), MMDetection's
+    ``balanced_l1_loss``. With :math:`d = |p - t|` and :math:`b = e^{\\gamma / \\alpha} - 1`:
+
+    .. math::
+        \\ell = \\begin{cases}
+        \\frac{\\alpha}{b}(b d + 1)\\log\\big(\\frac{b d}{\\beta} + 1\\big) - \\alpha d
+        & d < \\beta \\\\
+        \\gamma d + \\frac{\\gamma}{b} - \\alpha \\beta & \\text{otherwise} \\end{cases}
+
+    Args:
+        pred (Tensor[*]): predictions, float16/32/64, usually ``(N, 4)``.
+        target (Tensor[*]): targets of ``pred``'s shape.
+        weight (Tensor, optional): elementwise weight.
+        reduction (str): ``'none'`` | ``'mean'`` | ``'sum'``. Default: ``'mean'``.
+        avg_factor (float | Tensor, optional): see :func:`smooth_l1_loss`.
+        beta (float): threshold, > 0. Default: 1.0.
+        alpha (float): the denominator :math:`\\alpha`. Default: 0.5.
+        gamma (float): :math:`\\gamma`. Default: 1.5.
+
+    Returns:
+        Tensor: ``pred``'s shape for ``'none'``, else 0-d.
+
+    .. note::
+        MMDetection's ``balanced_l1_loss`` also takes a ``reduction`` in its inner signature
+        that the decorator shadows; here there is one ``reduction``.
+
+    Example:
+        >>> import mindspore as ms
+        >>> from mscompat.losses import balanced_l1_loss
+        >>> pred, target = ms.Tensor([[0.0, 0.5, 3.0]]), ms.Tensor([[0.0, 0.0, 0.0]])
+        >>> round(float(balanced_l1_loss(pred, target, reduction="sum")), 4)
+        4.4792
+    """
+    pred, target = _check(pred, target, reduction, avg_factor)
+    beta = _check_beta(beta)
+    _check_alpha_gamma(alpha, gamma)
+    if target.size == 0:
+        return _empty_target(pred, weight, reduction, avg_factor)
+    _same_shape(pred, target)
+    loss = _balanced_elementwise(pred, target, beta, float(alpha), float(gamma))
+    return weight_reduce_loss(loss, weight, reduction, avg_factor)
+
+
+def mse_loss(
+    pred: Tensor,
+    target: Tensor,
+    weight: Optional[Tensor] = None,
+    reduction: str = "mean",
+    avg_factor: AvgFactor = None,
+) -> Tensor:
+    """MSE loss, MMDetection's ``mse_loss``: :math:`\\ell = (p - t)^2` (PyTorch's
+    ``F.mse_loss(reduction='none')``), then :func:`~mscompat.losses.weight_reduce_loss`.
+
+    Args:
+        pred (Tensor[*]): predictions, float16/32/64.
+        target (Tensor[*]): targets of ``pred``'s shape.
+        weight (Tensor, optional): elementwise weight.
+        reduction (str): ``'none'`` | ``'mean'`` | ``'sum'``. Default: ``'mean'``.
+        avg_factor (float | Tensor, optional): see :func:`smooth_l1_loss`.
+
+    Returns:
+        Tensor: ``pred``'s shape for ``'none'``, else 0-d (NaN for an empty mean).
+
+    Example:
+        >>> import mindspore as ms
+        >>> from mscompat.losses import mse_loss
+        >>> mse_loss(ms.Tensor([1.0, 3.0]), ms.Tensor([0.0, 0.0]))
+        Tensor(shape=[], dtype=Float32, value= 5)
+    """
+    pred, target = _check(pred, target, reduction, avg_factor)
+    target = check_float_tensor(target, "target")
+    _same_shape(pred, target)
+    if pred.size == 0:
+        loss = ops.zeros(pred.shape, tm._promote(pred.dtype, target.dtype))
+    else:
+        loss = tm.square(tm.sub(pred, target))
+    return weight_reduce_loss(loss, weight, reduction, avg_factor)
+
+
+# ----------------------------------------------------------------------------- Cells
+
+
+def _forward(
+    loss_fn: Callable[..., Tensor],
+    zero_weight: bool,
+    pred: Tensor,
+    target: Tensor,
+    weight: Optional[Tensor],
+    avg_factor: AvgFactor,
+    reduction: str,
+    loss_weight: float,
+    *config: Any,
+) -> Tensor:
+    """MMDetection's ``forward`` of these modules around ``loss_fn``."""
+    if zero_weight and weight is not None:
+        pred = check_float_tensor(pred, "pred")
+        weight = check_tensor(weight, "weight")
+        if not ops.any(weight > 0):
+            # MMDetection's SmoothL1Loss/L1Loss: (pred * weight).sum(), before any reduction
+            if pred.ndim == weight.ndim + 1:
+                weight = weight.expand_dims(1)
+            return _sum(tm.mul(pred, weight))
+    return tm.scale(loss_fn(pred, target, weight, reduction, avg_factor, *config), loss_weight)
+
+
+class _RegressionLoss(nn.Cell):
+    def __init__(self, reduction: str, loss_weight: float) -> None:
+        super().__init__()
+        check_reduction(reduction)
+        self.reduction = reduction
+        self.loss_weight = check_number(loss_weight, "loss_weight")
+
+    def _reduction(self, reduction_override: Optional[str]) -> str:
+        if reduction_override is None:
+            return self.reduction
+        check_reduction(reduction_override, "reduction_override")
+        return reduction_override
+
+
+class SmoothL1Loss(_RegressionLoss):
+    """Smooth L1 loss Cell, MMDetection's ``SmoothL1Loss``. See :func:`smooth_l1_loss`.
+
+    ``forward(pred, target, weight=None, avg_factor=None, reduction_override=None)``; a
+    ``weight`` with no positive entry returns ``(pred * weight).sum()``; the loss is scaled by
+    ``loss_weight``.
+
+    Args:
+        beta (float): threshold, > 0. Default: 1.0.
+        reduction (str): ``'none'`` | ``'mean'`` | ``'sum'``. Default: ``'mean'``.
+        loss_weight (float): factor of the loss. Default: 1.0.
+
+    Shape:
+        - pred, target: :math:`(*)`, usually :math:`(N, 4)`; weight: the same.
+        - output: scalar, or :math:`(*)` with ``'none'``.
+
+    Example:
+        >>> import mindspore as ms
+        >>> from mscompat.losses import SmoothL1Loss
+        >>> pred, target = ms.Tensor([[0.0, 0.5, 3.0, 1.0]]), ms.Tensor([[0.0, 0.0, 0.0, 1.0]])
+        >>> SmoothL1Loss(beta=1.0, loss_weight=2.0)(pred, target, reduction_override="sum")
+        Tensor(shape=[], dtype=Float32, value= 5.25)
+    """
+
+    def __init__(
+        self, beta: float = 1.0, reduction: str = "mean", loss_weight: float = 1.0
+    ) -> None:
+        super().__init__(reduction, loss_weight)
+        self.beta = _check_beta(beta)
+
+    def construct(
+        self,
+        pred: Tensor,
+        target: Tensor,
+        weight: Optional[Tensor] = None,
+        avg_factor: AvgFactor = None,
+        reduction_override: Optional[str] = None,
+    ) -> Tensor:
+        reduction = self._reduction(reduction_override)
+        return _forward(
+            smooth_l1_loss,
+            True,
+            pred,
+            target,
+            weight,
+            avg_factor,
+            reduction,
+            self.loss_weight,
+            self.beta,
+        )
+
+
+class L1Loss(_RegressionLoss):
+    """L1 loss Cell, MMDetection's ``L1Loss``. See :func:`l1_loss`; the ``forward`` is
+    :class:`SmoothL1Loss`'s.
+
+    Args:
+        reduction (str): ``'none'`` | ``'mean'`` | ``'sum'``. Default: ``'mean'``.
+        loss_weight (float): factor of the loss. Default: 1.0.
+
+    Example:
+        >>> import mindspore as ms
+        >>> from mscompat.losses import L1Loss
+        >>> L1Loss()(ms.Tensor([[0.0, 2.0]]), ms.Tensor([[1.0, 1.0]]))
+        Tensor(shape=[], dtype=Float32, value= 1)
+    """
+
+    def __init__(self, reduction: str = "mean", loss_weight: float = 1.0) -> None:
+        super().__init__(reduction, loss_weight)
+
+    def construct(
+        self,
+        pred: Tensor,
+        target: Tensor,
+        weight: Optional[Tensor] = None,
+        avg_factor: AvgFactor = None,
+        reduction_override: Optional[str] = None,
+    ) -> Tensor:
+        reduction = self._reduction(reduction_override)
+        return _forward(
+            l1_loss, True, pred, target, weight, avg_factor, reduction, self.loss_weight
+        )
+
+
+class BalancedL1Loss(_RegressionLoss):
+    """Balanced L1 loss Cell, MMDetection's ``BalancedL1Loss``. See :func:`balanced_l1_loss`.
+
+    ``forward(pred, target, weight=None, avg_factor=None, reduction_override=None)``, scaled by
+    ``loss_weight`` (no zero-weight shortcut, as MMDetection).
+
+    Args:
+        alpha (float): :math:`\\alpha`. Default: 0.5.
+        gamma (float): :math:`\\gamma`. Default: 1.5.
+        beta (float): threshold, > 0. Default: 1.0.
+        reduction (str): ``'none'`` | ``'mean'`` | ``'sum'``. Default: ``'mean'``.
+        loss_weight (float): factor of the loss. Default: 1.0.
+
+    Example:
+        >>> import mindspore as ms
+        >>> from mscompat.losses import BalancedL1Loss
+        >>> pred, target = ms.Tensor([[0.0, 0.5, 3.0]]), ms.Tensor([[0.0, 0.0, 0.0]])
+        >>> round(float(BalancedL1Loss(reduction="sum")(pred, target)), 4)
+        4.4792
+    """
+
+    def __init__(
+        self,
+        alpha: float = 0.5,
+        gamma: float = 1.5,
+        beta: float = 1.0,
+        reduction: str = "mean",
+        loss_weight: float = 1.0,
+    ) -> None:
+        super().__init__(reduction, loss_weight)
+        self.alpha, self.gamma = _check_alpha_gamma(alpha, gamma)
+        self.beta = _check_beta(beta)
+
+    def construct(
+        self,
+        pred: Tensor,
+        target: Tensor,
+        weight: Optional[Tensor] = None,
+        avg_factor: AvgFactor = None,
+        reduction_override: Optional[str] = None,
+    ) -> Tensor:
+        reduction = self._reduction(reduction_override)
+        return _forward(
+            balanced_l1_loss,
+            False,
+            pred,
+            target,
+            weight,
+            avg_factor,
+            reduction,
+            self.loss_weight,
+            self.beta,
+            self.alpha,
+            self.gamma,
+        )
+
+
+class MSELoss(_RegressionLoss):
+    """MSE loss Cell, MMDetection's ``MSELoss``. See :func:`mse_loss`; the ``forward`` is
+    :class:`BalancedL1Loss`'s.
+
+    Args:
+        reduction (str): ``'none'`` | ``'mean'`` | ``'sum'``. Default: ``'mean'``.
+        loss_weight (float): factor of the loss. Default: 1.0.
+
+    Example:
+        >>> import mindspore as ms
+        >>> from mscompat.losses import MSELoss
+        >>> MSELoss(loss_weight=0.5)(ms.Tensor([1.0, 3.0]), ms.Tensor([0.0, 0.0]))
+        Tensor(shape=[], dtype=Float32, value= 2.5)
+    """
+
+    def __init__(self, reduction: str = "mean", loss_weight: float = 1.0) -> None:
+        super().__init__(reduction, loss_weight)
+
+    def construct(
+        self,
+        pred: Tensor,
+        target: Tensor,
+        weight: Optional[Tensor] = None,
+        avg_factor: AvgFactor = None,
+        reduction_override: Optional[str] = None,
+    ) -> Tensor:
+        reduction = self._reduction(reduction_override)
+        return _forward(
+            mse_loss, False, pred, target, weight, avg_factor, reduction, self.loss_weight
+        )
