@@ -30,6 +30,7 @@ from mscompat.indexing.selection import nonzero as nonzero
 from mscompat.indexing.selection import nonzero_static as nonzero_static
 from mscompat.indexing.unique import unique as unique
 from mscompat.indexing.unique import unique_consecutive as unique_consecutive
+from mscompat.math.einsum import einsum as einsum
 from mscompat.shape.adaptive_pool import adaptive_avg_pool1d as adaptive_avg_pool1d
 from mscompat.shape.cumulative import cummax as cummax
 from mscompat.shape.cumulative import cummin as cummin
@@ -50,10 +51,10 @@ from mscompat.shape.sort import topk as topk
 
 # fmt: off
 __all__: List[str] = [
-    "adaptive_avg_pool1d", "argsort", "argwhere", "cummax", "cummin", "flatten", "kthvalue",
-    "masked_select", "max_pool1d", "max_pool2d", "max_pool3d", "median", "mode", "msort", "nonzero",
-    "nonzero_static", "sort", "squeeze", "topk", "unflatten", "unique", "unique_consecutive",
-    "unsqueeze",
+    "adaptive_avg_pool1d", "argsort", "argwhere", "cummax", "cummin", "einsum", "flatten",
+    "kthvalue", "masked_select", "max_pool1d", "max_pool2d", "max_pool3d", "median", "mode",
+    "msort", "nonzero", "nonzero_static", "sort", "squeeze", "topk", "unflatten", "unique",
+    "unique_consecutive", "unsqueeze",
 ]
 # fmt: on
 # END GENERATED

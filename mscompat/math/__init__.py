@@ -6,5 +6,11 @@
 # the __all__ of each public module of this package
 from typing import List
 
-__all__: List[str] = []
+from mscompat.math.einsum import einsum as einsum
+
+# fmt: off
+__all__: List[str] = [
+    "einsum",
+]
+# fmt: on
 # END GENERATED
