@@ -203,7 +203,9 @@ def _plan(equation: str, shapes: Tuple[Tuple[int, ...], ...]) -> Tuple[Any, ...]
     final_sum = tuple(j for j, lb in enumerate(a_lab) if lb not in out)
     a_lab = [lb for lb in a_lab if lb in out]
     perm = tuple(a_lab.index(lb) for lb in out)
-    return ("plan", tuple(preps), tuple(pairs), final_sum, perm, out_shape)
+    # PyTorch sums an integer operand's lone labels with at::sum, which widens to int64
+    sums = bool(final_sum) or any(p[1] for p in preps) or any(p[0] for p in pairs)
+    return ("plan", tuple(preps), tuple(pairs), final_sum, perm, out_shape, sums)
 
 
 def _identity(x: Tuple[int, ...]) -> bool:
@@ -244,7 +246,7 @@ def _contract(a: Tensor, b: Tensor, step: Tuple[Any, ...]) -> Tensor:
 
 @register("math.einsum", "composite", note="pairwise BatchMatMul contractions")
 def _einsum_composite(plan: Tuple[Any, ...], *operands: Tensor) -> Tensor:
-    _, preps, pairs, final_sum, perm, out_shape = plan
+    _, preps, pairs, final_sum, perm, out_shape, _ = plan
     x = _prepare(operands[0], preps[0][0], preps[0][1])
     for i, step in enumerate(pairs):
         y = _prepare(operands[i + 1], preps[i + 1][0], preps[i + 1][1])
@@ -282,7 +284,8 @@ def einsum(equation: str, *operands: Any) -> Tensor:
             sublist form (``einsum(a, [0, 1], b, [1, 2])``) is not supported.
 
     Returns:
-        Tensor: the operands' dtype, one dim per output subscript.
+        Tensor: the operands' dtype (for integer operands: int64 where a label is summed
+        outside a contraction, as PyTorch), one dim per output subscript.
 
     Raises:
         TypeError: ``equation`` not a str, an operand not a Tensor, a bool/complex or mixed dtype.
@@ -320,8 +323,9 @@ def einsum(equation: str, *operands: Any) -> Tensor:
             )
     plan = _plan(equation, _shapes(operands))
     if plan[0] == "empty":  # answered here: no kernel sees an empty tensor
-        return ops.zeros(plan[1], dtype)
+        return ops.zeros(plan[1], dtype if is_float_dtype(dtype) else ms.int64)
     if not is_float_dtype(dtype):  # integers: exact in float64 below 2**53 (no int matmul on CPU)
         wide = tuple(t.astype(ms.float64) for t in operands)
-        return call("math.einsum", plan, *wide).astype(dtype)  # type: ignore[no-any-return]
+        out_dtype = ms.int64 if plan[6] else dtype  # as PyTorch: a summed label widens
+        return call("math.einsum", plan, *wide).astype(out_dtype)  # type: ignore[no-any-return]
     return call("math.einsum", plan, *operands)  # type: ignore[no-any-return]

@@ -143,6 +143,8 @@ def _to_ms(a: Any) -> Any:
 
     if isinstance(a, np.ndarray):
         return ms.Tensor(np.array(a, order="C"))
+    if isinstance(a, list) and a and all(isinstance(v, np.ndarray) for v in a):
+        return [ms.Tensor(np.array(v, order="C")) for v in a]  # einsum's list of operands
     return a
 
 
@@ -271,6 +273,8 @@ def run_torch(
     t_args = [
         torch.from_numpy(np.array(a)).requires_grad_(i in grad_argnums)
         if isinstance(a, np.ndarray)
+        else [torch.from_numpy(np.array(v)) for v in a]  # einsum's list of operands
+        if isinstance(a, list) and a and all(isinstance(v, np.ndarray) for v in a)
         else a
         for i, a in enumerate(args)
     ]
