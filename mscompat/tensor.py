@@ -31,6 +31,10 @@ from mscompat.indexing.selection import nonzero_static as nonzero_static
 from mscompat.indexing.unique import unique as unique
 from mscompat.indexing.unique import unique_consecutive as unique_consecutive
 from mscompat.math.einsum import einsum as einsum
+from mscompat.math.statistics import std as std
+from mscompat.math.statistics import std_mean as std_mean
+from mscompat.math.statistics import var as var
+from mscompat.math.statistics import var_mean as var_mean
 from mscompat.shape.adaptive_pool import adaptive_avg_pool1d as adaptive_avg_pool1d
 from mscompat.shape.cumulative import cummax as cummax
 from mscompat.shape.cumulative import cummin as cummin
@@ -53,8 +57,8 @@ from mscompat.shape.sort import topk as topk
 __all__: List[str] = [
     "adaptive_avg_pool1d", "argsort", "argwhere", "cummax", "cummin", "einsum", "flatten",
     "kthvalue", "masked_select", "max_pool1d", "max_pool2d", "max_pool3d", "median", "mode",
-    "msort", "nonzero", "nonzero_static", "sort", "squeeze", "topk", "unflatten", "unique",
-    "unique_consecutive", "unsqueeze",
+    "msort", "nonzero", "nonzero_static", "sort", "squeeze", "std", "std_mean", "topk", "unflatten",
+    "unique", "unique_consecutive", "unsqueeze", "var", "var_mean",
 ]
 # fmt: on
 # END GENERATED

@@ -7,10 +7,14 @@
 from typing import List
 
 from mscompat.math.einsum import einsum as einsum
+from mscompat.math.statistics import std as std
+from mscompat.math.statistics import std_mean as std_mean
+from mscompat.math.statistics import var as var
+from mscompat.math.statistics import var_mean as var_mean
 
 # fmt: off
 __all__: List[str] = [
-    "einsum",
+    "einsum", "std", "std_mean", "var", "var_mean",
 ]
 # fmt: on
 # END GENERATED
