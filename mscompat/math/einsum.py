@@ -237,7 +237,7 @@ def _contract(a: Tensor, b: Tensor, step: Tuple[Any, ...]) -> Tensor:
         b = ops.transpose(b, perm_b)
     a = a.reshape(a3)
     b = b.reshape(b3)
-    if has_k:
+    if has_k:  # noqa: SIM108 - ms.jit parses a statement more reliably
         c = _BMM[(ta, tb)](a, b)
     else:  # an outer product (K = 1): a broadcast multiply, no matmul
         c = a * b
@@ -327,5 +327,5 @@ def einsum(equation: str, *operands: Any) -> Tensor:
     if not is_float_dtype(dtype):  # integers: exact in float64 below 2**53 (no int matmul on CPU)
         wide = tuple(t.astype(ms.float64) for t in operands)
         out_dtype = ms.int64 if plan[6] else dtype  # as PyTorch: a summed label widens
-        return call("math.einsum", plan, *wide).astype(out_dtype)  # type: ignore[no-any-return]
-    return call("math.einsum", plan, *operands)  # type: ignore[no-any-return]
+        return call("math.einsum", plan, *wide).astype(out_dtype)
+    return call("math.einsum", plan, *operands)

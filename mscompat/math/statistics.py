@@ -33,7 +33,8 @@ def _moments_composite(
     # gradient is PyTorch's 2 (x - mean) / (N - correction), without its rounding noise.
     dev = wide - ops.stop_gradient(mean)
     total = ops.sum(dev * dev, axes, keepdim)
-    if dof < 0:  # forward divides by max(0, dof) (inf), PyTorch's backward by dof itself
+    # forward: divided by max(0, dof) (inf below 0); PyTorch's backward: by dof itself
+    if dof < 0:  # noqa: SIM108 - ms.jit parses a statement more reliably
         var = ops.stop_gradient(total / 0.0 - total / dof) + total / dof
     else:
         var = total / dof
@@ -90,7 +91,9 @@ def _moments(
     n = 1
     for a in axes:
         n *= x.shape[a]
-    out_shape = tuple(1 if i in axes else s for i, s in enumerate(x.shape) if keepdim or i not in axes)
+    out_shape = tuple(
+        1 if i in axes else s for i, s in enumerate(x.shape) if keepdim or i not in axes
+    )
     if x.size == 0:  # answered here: no kernel sees an empty tensor (a mean of nothing: nan)
         nan = ops.full(out_shape, float("nan"), dtype=x.dtype)
         return nan, nan

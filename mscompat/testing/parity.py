@@ -270,7 +270,7 @@ def run_torch(
     """Run the PyTorch reference eagerly on CPU; return (outputs, gradients) as NumPy."""
     import torch
 
-    t_args = [
+    t_args: List[Any] = [
         torch.from_numpy(np.array(a)).requires_grad_(i in grad_argnums)
         if isinstance(a, np.ndarray)
         else [torch.from_numpy(np.array(v)) for v in a]  # einsum's list of operands
