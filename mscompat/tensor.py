@@ -31,6 +31,7 @@ from mscompat.indexing.selection import nonzero_static as nonzero_static
 from mscompat.indexing.unique import unique as unique
 from mscompat.indexing.unique import unique_consecutive as unique_consecutive
 from mscompat.math.einsum import einsum as einsum
+from mscompat.math.membership import isin as isin
 from mscompat.math.rounding import round as round
 from mscompat.math.statistics import std as std
 from mscompat.math.statistics import std_mean as std_mean
@@ -56,7 +57,7 @@ from mscompat.shape.sort import topk as topk
 
 # fmt: off
 __all__: List[str] = [
-    "adaptive_avg_pool1d", "argsort", "argwhere", "cummax", "cummin", "einsum", "flatten",
+    "adaptive_avg_pool1d", "argsort", "argwhere", "cummax", "cummin", "einsum", "flatten", "isin",
     "kthvalue", "masked_select", "max_pool1d", "max_pool2d", "max_pool3d", "median", "mode",
     "msort", "nonzero", "nonzero_static", "round", "sort", "squeeze", "std", "std_mean", "topk",
     "unflatten", "unique", "unique_consecutive", "unsqueeze", "var", "var_mean",

@@ -7,6 +7,7 @@
 from typing import List
 
 from mscompat.math.einsum import einsum as einsum
+from mscompat.math.membership import isin as isin
 from mscompat.math.rounding import round as round
 from mscompat.math.statistics import std as std
 from mscompat.math.statistics import std_mean as std_mean
@@ -15,7 +16,7 @@ from mscompat.math.statistics import var_mean as var_mean
 
 # fmt: off
 __all__: List[str] = [
-    "einsum", "round", "std", "std_mean", "var", "var_mean",
+    "einsum", "isin", "round", "std", "std_mean", "var", "var_mean",
 ]
 # fmt: on
 # END GENERATED
