@@ -32,6 +32,8 @@ from mscompat.indexing.unique import unique as unique
 from mscompat.indexing.unique import unique_consecutive as unique_consecutive
 from mscompat.math.einsum import einsum as einsum
 from mscompat.math.membership import isin as isin
+from mscompat.math.quantile import nanquantile as nanquantile
+from mscompat.math.quantile import quantile as quantile
 from mscompat.math.rounding import round as round
 from mscompat.math.statistics import std as std
 from mscompat.math.statistics import std_mean as std_mean
@@ -59,8 +61,9 @@ from mscompat.shape.sort import topk as topk
 __all__: List[str] = [
     "adaptive_avg_pool1d", "argsort", "argwhere", "cummax", "cummin", "einsum", "flatten", "isin",
     "kthvalue", "masked_select", "max_pool1d", "max_pool2d", "max_pool3d", "median", "mode",
-    "msort", "nonzero", "nonzero_static", "round", "sort", "squeeze", "std", "std_mean", "topk",
-    "unflatten", "unique", "unique_consecutive", "unsqueeze", "var", "var_mean",
+    "msort", "nanquantile", "nonzero", "nonzero_static", "quantile", "round", "sort", "squeeze",
+    "std", "std_mean", "topk", "unflatten", "unique", "unique_consecutive", "unsqueeze", "var",
+    "var_mean",
 ]
 # fmt: on
 # END GENERATED

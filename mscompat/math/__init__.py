@@ -8,6 +8,8 @@ from typing import List
 
 from mscompat.math.einsum import einsum as einsum
 from mscompat.math.membership import isin as isin
+from mscompat.math.quantile import nanquantile as nanquantile
+from mscompat.math.quantile import quantile as quantile
 from mscompat.math.rounding import round as round
 from mscompat.math.statistics import std as std
 from mscompat.math.statistics import std_mean as std_mean
@@ -16,7 +18,7 @@ from mscompat.math.statistics import var_mean as var_mean
 
 # fmt: off
 __all__: List[str] = [
-    "einsum", "isin", "round", "std", "std_mean", "var", "var_mean",
+    "einsum", "isin", "nanquantile", "quantile", "round", "std", "std_mean", "var", "var_mean",
 ]
 # fmt: on
 # END GENERATED
