@@ -31,6 +31,15 @@ from mscompat.indexing.selection import nonzero as nonzero
 from mscompat.indexing.selection import nonzero_static as nonzero_static
 from mscompat.indexing.unique import unique as unique
 from mscompat.indexing.unique import unique_consecutive as unique_consecutive
+from mscompat.math.einsum import einsum as einsum
+from mscompat.math.membership import isin as isin
+from mscompat.math.quantile import nanquantile as nanquantile
+from mscompat.math.quantile import quantile as quantile
+from mscompat.math.rounding import round as round
+from mscompat.math.statistics import std as std
+from mscompat.math.statistics import std_mean as std_mean
+from mscompat.math.statistics import var as var
+from mscompat.math.statistics import var_mean as var_mean
 from mscompat.shape.adaptive_pool import adaptive_avg_pool1d as adaptive_avg_pool1d
 from mscompat.shape.cumulative import cummax as cummax
 from mscompat.shape.cumulative import cummin as cummin
@@ -52,10 +61,11 @@ from mscompat.shape.sort import topk as topk
 
 # fmt: off
 __all__: List[str] = [
-    "adaptive_avg_pool1d", "argsort", "argwhere", "cummax", "cummin", "flatten", "kthvalue",
-    "masked_select", "max_pool1d", "max_pool2d", "max_pool3d", "median", "mode", "msort", "nonzero",
-    "nonzero_static", "roll", "sort", "squeeze", "take_along_dim", "topk", "unflatten", "unique",
-    "unique_consecutive", "unsqueeze",
+    "adaptive_avg_pool1d", "argsort", "argwhere", "cummax", "cummin", "einsum", "flatten", "isin",
+    "kthvalue", "masked_select", "max_pool1d", "max_pool2d", "max_pool3d", "median", "mode",
+    "msort", "nanquantile", "nonzero", "nonzero_static", "quantile", "roll", "round", "sort",
+    "squeeze", "std", "std_mean", "take_along_dim", "topk", "unflatten", "unique",
+    "unique_consecutive", "unsqueeze", "var", "var_mean",
 ]
 # fmt: on
 # END GENERATED

@@ -272,7 +272,7 @@ def run_torch(
     """Run the PyTorch reference eagerly on CPU; return (outputs, gradients) as NumPy."""
     import torch
 
-    t_args = [
+    t_args: List[Any] = [
         torch.from_numpy(np.array(a)).requires_grad_(i in grad_argnums)
         if isinstance(a, np.ndarray)
         else _list_to_torch(a)
