@@ -9,6 +9,8 @@ by all its tests (runner cache).
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from mscompat.testing import OP_DB
@@ -46,8 +48,24 @@ CASES = [
     for info, dtype, index, sample in iter_cases([i for i in OP_DB if not parity_in_variants(i)])
     if _checked(info, dtype, index)
 ]
+
+
+class _Indexed:
+    """An error input with its position in the entry's list (for the graph-mode subset)."""
+
+    def __init__(self, err, index):
+        self.err, self.index = err, index
+
+    def __getattr__(self, name):
+        return getattr(self.err, name)
+
+
 ERRORS = [
-    pytest.param(info, err, id=f"{info.full_name}-{i}-{err.error_type.__name__}-{err.match[:30]}")
+    pytest.param(
+        info,
+        _Indexed(err, i),
+        id=f"{info.full_name}-{i}-{err.error_type.__name__}-{err.match[:30]}",
+    )
     for info in OP_DB
     if not info.backend
     for i, err in enumerate(info.error_inputs())
@@ -65,8 +83,24 @@ def _skip_unavailable(info):
         pytest.skip(reason)
 
 
-def _run(info, dtype, index):
-    result = run_case(info, dtype, index)
+# The suite's time budget (20 minutes on the 2-core build machine, 150 entries): a case's
+# cost is mostly its graph compilations, so graph mode (forward, gradient, graph vs PyNative)
+# runs on a fixed subset of the cases: the first two samples of every dtype and every third
+# float32 sample after them; PyNative runs every sample in every dtype. Error inputs are
+# checked in PyNative for all and under ms.jit for every third (the same validation code runs
+# before any kernel in both modes). `MSCOMPAT_GRAPH_ALL=1` (and `mscompat parity`) run all.
+GRAPH_ALL = os.environ.get("MSCOMPAT_GRAPH_ALL") == "1"
+
+
+def _graph_checked(dtype, index):
+    return GRAPH_ALL or index < 2 or (dtype == "float32" and index % 3 == 2)
+
+
+def _run(info, dtype, index, mode=None):
+    if mode == "graph" and not _graph_checked(dtype, index):
+        pytest.skip("graph mode is checked on a subset of the samples (the suite's time budget)")
+    modes = MODES if _graph_checked(dtype, index) else ["pynative"]
+    result = run_case(info, dtype, index, modes)
     if result.unsupported:
         pytest.skip(result.unsupported)
     return result
@@ -78,7 +112,7 @@ def test_forward_parity(info, dtype, index, mode):
     _skip_unavailable(info)
     if mode == "graph" and not info.supports_graph:
         pytest.skip(f"{info.full_name} does not support graph mode")
-    report = _run(info, dtype, index).report(mode, "forward")
+    report = _run(info, dtype, index, mode).report(mode, "forward")
     assert report.ok, "\n" + report.format()
 
 
@@ -88,7 +122,7 @@ def test_grad_parity(info, dtype, index, mode):
     _skip_unavailable(info)
     if mode == "graph" and not info.supports_graph:
         pytest.skip(f"{info.full_name} does not support graph mode")
-    result = _run(info, dtype, index)
+    result = _run(info, dtype, index, mode)
     if not result.has_grad:
         pytest.skip("no differentiable input in this sample")
     report = result.report(mode, "grad")
@@ -100,7 +134,7 @@ def test_graph_matches_pynative(info, dtype, index):
     _skip_unavailable(info)
     if not info.supports_graph:
         pytest.skip(f"{info.full_name} does not support graph mode")
-    report = _run(info, dtype, index).graph_vs_pynative()
+    report = _run(info, dtype, index, "graph").graph_vs_pynative()
     assert report.ok, "\n" + report.format()
 
 
@@ -108,7 +142,9 @@ def test_graph_matches_pynative(info, dtype, index):
 @pytest.mark.parametrize("info,err", ERRORS)
 def test_error_inputs(info, err, mode):
     _skip_unavailable(info)
-    problem = check_error_input(info, err, mode)
+    if mode == "graph" and not GRAPH_ALL and err.index % 3:
+        pytest.skip("every third error input is checked under ms.jit (the suite's time budget)")
+    problem = check_error_input(info, err.err, mode)
     assert problem is None, problem
 
 

@@ -21,7 +21,9 @@ called from several threads at once (it segfaulted, for plain ops too): hold
 
 from __future__ import annotations
 
+import ctypes
 import glob
+import os
 import re
 import stat
 import threading
@@ -116,7 +118,27 @@ def kernel_path(name: str, device: str = "CPU") -> str:
     problem = _unsafe(path)
     if problem:
         raise KernelUnavailableError(f"refusing to load {path}: {problem}")
+    _pin(str(path))
     return str(path)
+
+
+_PINNED: Dict[str, Any] = {}
+
+
+def _pin(path: str) -> None:
+    """Keep the library mapped for the life of the process (``RTLD_NODELETE``).
+
+    The CPU kernels share one pool of sleeping helper threads (``cpu/parallel.h``), whose code
+    lives in the library that started them. MindSpore closes a Custom op's library when the op
+    is freed; the next kernel to wake the pool then ran unmapped code (a segfault in a helper
+    thread, seen after a test freed the deformable-convolution ops and NMS used the pool).
+    """
+    if path in _PINNED:
+        return
+    try:
+        _PINNED[path] = ctypes.CDLL(path, mode=os.RTLD_NOW | os.RTLD_NODELETE)
+    except OSError:  # e.g. a CUDA library without the CUDA runtime: its probe reports it
+        _PINNED[path] = None
 
 
 def warn_once(key: str, message: str) -> None:
