@@ -1,8 +1,9 @@
 """Tables the probe reads from the installed packages without running any op.
 
 * ``documented``: MindSpore's own statement of where each public callable of ``mint``,
-  ``mint.nn``, ``mint.nn.functional``, ``mint.linalg``, ``mint.special``, ``ops`` and ``nn``
-  runs, read from its docstring's ``Supported Platforms:`` line (``Ascend`` ``GPU`` ``CPU``).
+  ``mint.nn``, ``mint.nn.functional``, ``mint.linalg``, ``mint.special``, ``mint.optim``,
+  ``ops``, ``nn`` and each ``Tensor`` method runs, read from its docstring's ``Supported
+  Platforms:`` line (``Ascend`` ``GPU`` ``CPU``).
   ``mscompat scan`` gives it as the "documented" verdict level on a backend with no measured
   column, and uses it to flag MindSpore calls that will fail there.
 * ``tensor_only_methods``: ``torch.Tensor``'s public methods minus the names of the methods of
@@ -24,8 +25,10 @@ NAMESPACES = (
     "mint.nn.functional",
     "mint.linalg",
     "mint.special",
+    "mint.optim",
     "ops",
     "nn",
+    "Tensor",
 )
 PLATFORMS = ("Ascend", "GPU", "CPU")
 _SUPPORTED = re.compile(r"Supported Platforms:\s*((?:``\w+``[\s,]*)+)")
