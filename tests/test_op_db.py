@@ -87,8 +87,9 @@ def _skip_unavailable(info):
 # cost is mostly its graph compilations, so graph mode (forward, gradient, graph vs PyNative)
 # runs on a fixed subset of the cases: the first two samples of every dtype and every third
 # float32 sample after them; PyNative runs every sample in every dtype. Error inputs are
-# checked in PyNative for all and under ms.jit for every third (the same validation code runs
-# before any kernel in both modes). `MSCOMPAT_GRAPH_ALL=1` (and `mscompat parity`) run all.
+# checked in PyNative for all and under ms.jit for every sixth (the same validation code runs
+# before any kernel in both modes; each graph-mode check is a 3-4 s compilation here).
+# `MSCOMPAT_GRAPH_ALL=1` (and `mscompat parity`) run all.
 GRAPH_ALL = os.environ.get("MSCOMPAT_GRAPH_ALL") == "1"
 
 
@@ -142,8 +143,8 @@ def test_graph_matches_pynative(info, dtype, index):
 @pytest.mark.parametrize("info,err", ERRORS)
 def test_error_inputs(info, err, mode):
     _skip_unavailable(info)
-    if mode == "graph" and not GRAPH_ALL and err.index % 3:
-        pytest.skip("every third error input is checked under ms.jit (the suite's time budget)")
+    if mode == "graph" and not GRAPH_ALL and err.index % 6:
+        pytest.skip("every sixth error input is checked under ms.jit (the suite's time budget)")
     problem = check_error_input(info, err.err, mode)
     assert problem is None, problem
 

@@ -33,7 +33,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
             plus one (read from the data: PyNative only; give it in graph mode).
 
     Returns:
-        Tensor[*, num_classes] (int64).
+        Tensor[..., num_classes] (int64): ``tensor``'s shape and one more dim.
 
     Raises:
         TypeError: ``tensor`` not an integer Tensor, ``num_classes`` not an int.

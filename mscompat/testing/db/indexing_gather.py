@@ -108,6 +108,7 @@ OPS: List[OpInfo] = [
         sample_inputs=lambda dtype, rng: (
             s for s in _one_hot_samples(dtype, rng) if len(s.args) == 2
         ),
+        error_inputs=lambda: (e for e in _one_hot_errors() if len(e.sample.args) == 2),
         dtypes=("int64",),
         grad_argnums=(),
     ),

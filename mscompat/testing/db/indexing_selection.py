@@ -148,6 +148,19 @@ def _errors() -> Iterator[ErrorInput]:
     yield ErrorInput(SampleInput((x,), {"size": 2, "fill_value": 0.5}), TypeError, "fill_value")
 
 
+def _nonzero_errors() -> Iterator[ErrorInput]:
+    x = np.zeros((2, 3), np.float32)
+    yield ErrorInput(SampleInput(([1.0],)), TypeError, "input must be a mindspore")
+    yield ErrorInput(SampleInput((x,), {"as_tuple": 1}), TypeError, "as_tuple must be a bool")
+
+
+def _masked_static_errors() -> Iterator[ErrorInput]:
+    x = np.zeros((2, 3), np.float32)
+    m = np.zeros((2, 3), bool)
+    yield ErrorInput(SampleInput((x, m), {"size": -1}), ValueError, "size must be non-negative")
+    yield ErrorInput(SampleInput((x, m), {"size": 1.5}), TypeError, "size must be an int")
+
+
 def _masked_errors() -> Iterator[ErrorInput]:
     x = np.zeros((2, 3), np.float32)
     yield ErrorInput(
@@ -179,6 +192,7 @@ OPS: List[OpInfo] = [
         mirrors="torch.nonzero",
         torch_apis=("torch.nonzero", "torch.Tensor.nonzero"),
         sample_inputs=every_dtype_first(_nonzero_samples, keep=2),
+        error_inputs=_nonzero_errors,
         dtypes=DTYPES,
         grad_argnums=(),
         supports_graph=False,  # a dynamic shape: nonzero_static is the graph-mode form
@@ -191,6 +205,7 @@ OPS: List[OpInfo] = [
         mirrors="torch.argwhere",
         torch_apis=("torch.argwhere", "torch.Tensor.argwhere"),
         sample_inputs=every_dtype_first(_nonzero_samples, keep=1),
+        error_inputs=lambda: (e for e in _nonzero_errors() if not e.sample.kwargs),
         dtypes=DTYPES,
         grad_argnums=(),
         supports_graph=False,
@@ -226,6 +241,7 @@ OPS: List[OpInfo] = [
         ref=masked_select_static_ref,
         mirrors="torch.masked_select + padding to size",
         sample_inputs=every_dtype_first(_masked_static_samples, keep=2),
+        error_inputs=_masked_static_errors,
         dtypes=DTYPES,
     ),
     OpInfo(
@@ -259,6 +275,9 @@ OPS: List[OpInfo] = [
         ref=lambda input, **kw: unique_static_ref(input, "unique", **kw),
         mirrors="torch.unique + padding to size (as jnp.unique(size=))",
         sample_inputs=every_dtype_first(_unique_static_samples, keep=1),
+        error_inputs=lambda: (
+            e for e in _unique_errors() if "return_counts" not in e.sample.kwargs
+        ),
         dtypes=DTYPES,
         grad_argnums=(),
     ),
@@ -269,6 +288,7 @@ OPS: List[OpInfo] = [
         mirrors="torch.unique_consecutive",
         torch_apis=("torch.unique_consecutive", "torch.Tensor.unique_consecutive"),
         sample_inputs=every_dtype_first(_consecutive_samples, keep=1),
+        error_inputs=_unique_errors,
         dtypes=DTYPES,
         grad_argnums=(),
         supports_graph=False,
@@ -280,6 +300,9 @@ OPS: List[OpInfo] = [
         ref=lambda input, **kw: unique_static_ref(input, "unique_consecutive", **kw),
         mirrors="torch.unique_consecutive + padding to size",
         sample_inputs=every_dtype_first(_unique_static_samples, keep=1),
+        error_inputs=lambda: (
+            e for e in _unique_errors() if "return_counts" not in e.sample.kwargs
+        ),
         dtypes=DTYPES,
         grad_argnums=(),
     ),

@@ -120,12 +120,22 @@ def _instance_cell_samples(dims: int) -> Any:
     return samples
 
 
-def _instance_cell_errors() -> Iterator[ErrorInput]:
-    x = np.zeros((2, 4, 5), np.float32)
-    yield ErrorInput(SampleInput((x,), init_kwargs={"num_features": 3}), ValueError, "num_features")
-    yield ErrorInput(
-        SampleInput((x[0, 0],), init_kwargs={"num_features": 4}), ValueError, "expected a"
-    )
+def _instance_cell_errors(dims: int = 1) -> Any:
+    def errors() -> Iterator[ErrorInput]:
+        x = np.zeros((2, 4) + (5,) * dims, np.float32)
+        yield ErrorInput(
+            SampleInput((x,), init_kwargs={"num_features": 3}), ValueError, "num_features"
+        )
+        yield ErrorInput(
+            SampleInput((x[0, 0],), init_kwargs={"num_features": 4}), ValueError, "expected a"
+        )
+
+    return errors
+
+
+def _rms_cell_errors() -> Iterator[ErrorInput]:
+    x = np.zeros((2, 3, 4), np.float32)
+    yield ErrorInput(SampleInput((x,), init_kwargs={"normalized_shape": 3}), ValueError, "shape")
 
 
 # ----------------------------------------------------------------------------- local_response_norm
@@ -177,6 +187,7 @@ OPS: List[OpInfo] = [
         mirrors="torch.nn.RMSNorm",
         torch_apis=("torch.nn.RMSNorm",),
         sample_inputs=every_dtype_first(_rms_cell_samples),
+        error_inputs=_rms_cell_errors,
         is_cell=True,
     ),
     OpInfo(
@@ -208,7 +219,7 @@ OPS: List[OpInfo] = [
             mirrors=f"torch.nn.{cell.__name__}",
             torch_apis=(f"torch.nn.{cell.__name__}",),
             sample_inputs=every_dtype_first(_instance_cell_samples(dims)),
-            error_inputs=_instance_cell_errors if dims == 1 else (lambda: ()),
+            error_inputs=_instance_cell_errors(dims),
             tolerance_overrides=_F16_INSTANCE,
             is_cell=True,
         )

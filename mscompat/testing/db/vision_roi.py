@@ -193,12 +193,17 @@ def _cell_samples(kind: str) -> Any:
     return samples
 
 
-def _cell_errors() -> Iterator[ErrorInput]:
-    x = np.zeros((1, 3, 4, 4), np.float32)
-    init = {"output_size": 2, "spatial_scale": 1.0, "sampling_ratio": 2}
-    yield ErrorInput(
-        SampleInput((x, np.zeros((1, 4), np.float32)), init_kwargs=init), ValueError, "K, 5"
-    )
+def _cell_errors(name: str) -> Any:
+    def errors() -> Iterator[ErrorInput]:
+        x = np.zeros((1, 8, 4, 4), np.float32)
+        init: Dict[str, Any] = {"output_size": 2, "spatial_scale": 1.0}
+        if name in ("RoIAlign", "PSRoIAlign"):
+            init["sampling_ratio"] = 2
+        yield ErrorInput(
+            SampleInput((x, np.zeros((1, 4), np.float32)), init_kwargs=init), ValueError, "K, 5"
+        )
+
+    return errors
 
 
 def _pyramid_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
@@ -258,7 +263,7 @@ def _cell_entry(name: str, op: Any) -> OpInfo:
         mirrors=f"torchvision.ops.{name}",
         torch_apis=(f"torchvision.ops.{name}",),
         sample_inputs=_cell_samples(name),
-        error_inputs=_cell_errors if name == "RoIAlign" else (lambda: iter(())),
+        error_inputs=_cell_errors(name),
         dtypes=("float32",),
         is_cell=True,
     )
