@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 import numpy as np
 
@@ -20,7 +20,6 @@ __all__ = [
     "WeightRow",
     "WeightTable",
     "convert_weights",
-    "iter_pairs",
     "load_checkpoint",
     "save_checkpoint",
     "torch_to_mindspore_names",
@@ -262,10 +261,3 @@ def load_checkpoint(cell: Any, path: Union[str, Path]) -> List[str]:
         raise FileNotFoundError(f"no checkpoint at {path}")
     not_loaded, _ = ms.load_param_into_net(cell, ms.load_checkpoint(str(path)))
     return list(not_loaded)
-
-
-def iter_pairs(table: WeightTable) -> Iterator[Tuple[str, str]]:
-    """``(torch name, MindSpore name)`` of every loaded row (for pairing gradients)."""
-    for r in table.rows:
-        if r.status == "loaded":
-            yield r.torch_name, r.ms_name
