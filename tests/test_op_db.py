@@ -1,8 +1,9 @@
 """Generic parity tests generated from the op database (mscompat.testing.OP_DB).
 
-Every entry gets, for every dtype and sample: forward parity against PyTorch in PyNative and
-graph mode, gradient parity (mindspore.grad vs torch autograd), graph vs PyNative, and every
-error input in both modes; every reference input (ties, NaN, large exact cases) on the backends
+Every entry gets, for every dtype and sample: forward parity against PyTorch and gradient parity
+(mindspore.grad vs torch autograd) in PyNative mode, and the same plus graph vs PyNative under
+ms.jit on a fixed subset of the samples (see _graph_checked); every error input in PyNative, a
+subset under ms.jit; every reference input (ties, NaN, large exact cases) on the backends
 and in the modes it names, at its tolerances (exact unless stated). One run per case is shared
 by all its tests (runner cache).
 """
