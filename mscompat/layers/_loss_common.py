@@ -12,12 +12,14 @@ from typing import Any, Optional, Tuple
 
 import mindspore as ms
 import numpy as np
-from mindspore import Tensor, ops
+from mindspore import Tensor, nn, ops
 from mindspore.ops import constexpr
 
-from mscompat._checks import check_bool, check_float_tensor, check_tensor
+from mscompat._checks import check_bool, check_float_tensor, check_number, check_tensor
 
 __all__ = [
+    "Loss",
+    "MarginLoss",
     "as_tensor",
     "broadcast_pair",
     "check_index_range",
@@ -57,6 +59,35 @@ def legacy_reduction(
         names = ", ".join(repr(r) for r in allowed)
         raise ValueError(f"reduction must be one of {names}, but got {reduction!r}")
     return str(reduction)
+
+
+class Loss(nn.Cell):
+    """The base of the loss Cells, as PyTorch's ``torch.nn.modules.loss._Loss``: it holds
+    ``reduction`` after the deprecated ``size_average``/``reduce`` mapping
+    (:func:`legacy_reduction`)."""
+
+    def __init__(
+        self,
+        size_average: Optional[bool] = None,
+        reduce: Optional[bool] = None,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__()
+        self.reduction = legacy_reduction(size_average, reduce, reduction)
+
+
+class MarginLoss(Loss):
+    """A :class:`Loss` with a ``margin`` (a number)."""
+
+    def __init__(
+        self,
+        margin: float,
+        size_average: Optional[bool] = None,
+        reduce: Optional[bool] = None,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.margin = check_number(margin, "margin")
 
 
 def compute_dtype(dtype: Any) -> Any:

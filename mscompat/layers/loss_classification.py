@@ -13,11 +13,12 @@ from __future__ import annotations
 from typing import Any, Optional, Tuple
 
 import mindspore as ms
-from mindspore import Tensor, nn, ops
+from mindspore import Tensor, ops
 
 from mscompat._checks import check_float_tensor, check_int, check_number, is_float_dtype
 from mscompat.custom_ops.registry import call, register
 from mscompat.layers._loss_common import (
+    Loss,
     as_tensor,
     check_dtype_match,
     check_index_range,
@@ -344,7 +345,7 @@ def cross_entropy(
     return out.astype(x.dtype)
 
 
-class NLLLoss(nn.Cell):
+class NLLLoss(Loss):
     """Negative log likelihood loss Cell, as ``torch.nn.NLLLoss``. See :func:`nll_loss`.
 
     Args:
@@ -375,10 +376,9 @@ class NLLLoss(nn.Cell):
         reduce: Optional[bool] = None,
         reduction: str = "mean",
     ) -> None:
-        super().__init__()
+        super().__init__(size_average, reduce, reduction)
         self.weight = as_tensor(weight, "weight")
         self.ignore_index = check_int(ignore_index, "ignore_index")
-        self.reduction = legacy_reduction(size_average, reduce, reduction)
 
     def construct(self, input: Tensor, target: Tensor) -> Tensor:
         return nll_loss(
@@ -386,7 +386,7 @@ class NLLLoss(nn.Cell):
         )
 
 
-class CrossEntropyLoss(nn.Cell):
+class CrossEntropyLoss(Loss):
     """Cross entropy loss Cell, as ``torch.nn.CrossEntropyLoss``. See :func:`cross_entropy`.
 
     Args:
@@ -421,10 +421,9 @@ class CrossEntropyLoss(nn.Cell):
         reduction: str = "mean",
         label_smoothing: float = 0.0,
     ) -> None:
-        super().__init__()
+        super().__init__(size_average, reduce, reduction)
         self.weight = as_tensor(weight, "weight")
         self.ignore_index = check_int(ignore_index, "ignore_index")
-        self.reduction = legacy_reduction(size_average, reduce, reduction)
         self.label_smoothing = check_number(label_smoothing, "label_smoothing")
         if not 0.0 <= self.label_smoothing <= 1.0:
             raise ValueError(

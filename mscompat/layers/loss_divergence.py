@@ -16,6 +16,7 @@ from mindspore import Tensor, nn, ops
 from mscompat._checks import check_bool, check_float_tensor, check_number
 from mscompat.custom_ops.registry import call, register
 from mscompat.layers._loss_common import (
+    Loss,
     apply_reduction,
     broadcast_pair,
     check_dtype_match,
@@ -314,7 +315,7 @@ def poisson_nll_loss(
     return apply_reduction(loss, red, x.dtype)
 
 
-class PoissonNLLLoss(nn.Cell):
+class PoissonNLLLoss(Loss):
     """Poisson negative log likelihood loss Cell, as ``torch.nn.PoissonNLLLoss``. See
     :func:`poisson_nll_loss`.
 
@@ -347,11 +348,10 @@ class PoissonNLLLoss(nn.Cell):
         reduce: Optional[bool] = None,
         reduction: str = "mean",
     ) -> None:
-        super().__init__()
+        super().__init__(size_average, reduce, reduction)
         self.log_input = check_bool(log_input, "log_input")
         self.full = check_bool(full, "full")
         self.eps = check_number(eps, "eps")
-        self.reduction = legacy_reduction(size_average, reduce, reduction)
 
     def construct(self, input: Tensor, target: Tensor) -> Tensor:
         return poisson_nll_loss(

@@ -9,11 +9,13 @@ from __future__ import annotations
 from typing import Optional, Tuple
 
 import mindspore as ms
-from mindspore import Tensor, nn, ops
+from mindspore import Tensor, ops
 
 from mscompat._checks import check_float_tensor, check_int, check_number
 from mscompat.custom_ops.registry import call, register
 from mscompat.layers._loss_common import (
+    Loss,
+    MarginLoss,
     apply_reduction,
     as_tensor,
     broadcast_pair,
@@ -92,7 +94,7 @@ def soft_margin_loss(
     return apply_reduction(call("layers.soft_margin_loss", xb, yb), red, x.dtype)
 
 
-class SoftMarginLoss(nn.Cell):
+class SoftMarginLoss(Loss):
     """Two-class logistic loss Cell, as ``torch.nn.SoftMarginLoss``. See
     :func:`soft_margin_loss`.
 
@@ -112,15 +114,6 @@ class SoftMarginLoss(nn.Cell):
         >>> round(float(SoftMarginLoss(reduction="sum")(ms.Tensor([0.0]), ms.Tensor([1.0]))), 6)
         0.693147
     """
-
-    def __init__(
-        self,
-        size_average: Optional[bool] = None,
-        reduce: Optional[bool] = None,
-        reduction: str = "mean",
-    ) -> None:
-        super().__init__()
-        self.reduction = legacy_reduction(size_average, reduce, reduction)
 
     def construct(self, input: Tensor, target: Tensor) -> Tensor:
         return soft_margin_loss(input, target, reduction=self.reduction)
@@ -227,7 +220,7 @@ def multilabel_margin_loss(
     return _frameapply_reduction(per_frame, red, out_shape, x.dtype)
 
 
-class MultiLabelMarginLoss(nn.Cell):
+class MultiLabelMarginLoss(Loss):
     """Multi-label hinge loss Cell, as ``torch.nn.MultiLabelMarginLoss``. See
     :func:`multilabel_margin_loss`.
 
@@ -248,15 +241,6 @@ class MultiLabelMarginLoss(nn.Cell):
         >>> round(float(MultiLabelMarginLoss()(x, ms.Tensor([3, 0, -1, 1], ms.int64))), 6)
         0.85
     """
-
-    def __init__(
-        self,
-        size_average: Optional[bool] = None,
-        reduce: Optional[bool] = None,
-        reduction: str = "mean",
-    ) -> None:
-        super().__init__()
-        self.reduction = legacy_reduction(size_average, reduce, reduction)
 
     def construct(self, input: Tensor, target: Tensor) -> Tensor:
         return multilabel_margin_loss(input, target, reduction=self.reduction)
@@ -352,7 +336,7 @@ def multi_margin_loss(
     return _frameapply_reduction(per_frame, red, out_shape, x.dtype)
 
 
-class MultiMarginLoss(nn.Cell):
+class MultiMarginLoss(Loss):
     """Multi-class hinge loss Cell, as ``torch.nn.MultiMarginLoss``. See
     :func:`multi_margin_loss`.
 
@@ -386,13 +370,12 @@ class MultiMarginLoss(nn.Cell):
         reduce: Optional[bool] = None,
         reduction: str = "mean",
     ) -> None:
-        super().__init__()
+        super().__init__(size_average, reduce, reduction)
         self.p = check_int(p, "p")
         if self.p not in (1, 2):
             raise ValueError(f"only p == 1 and p == 2 supported, but got p={p}")
         self.margin = check_number(margin, "margin")
         self.weight = as_tensor(weight, "weight")
-        self.reduction = legacy_reduction(size_average, reduce, reduction)
 
     def construct(self, input: Tensor, target: Tensor) -> Tensor:
         return multi_margin_loss(
@@ -463,7 +446,7 @@ def margin_ranking_loss(
     return apply_reduction(call("layers.margin_ranking_loss", a, b, yb, margin), red, x1.dtype)
 
 
-class MarginRankingLoss(nn.Cell):
+class MarginRankingLoss(MarginLoss):
     """Margin ranking loss Cell, as ``torch.nn.MarginRankingLoss``. See
     :func:`margin_ranking_loss`.
 
@@ -493,9 +476,7 @@ class MarginRankingLoss(nn.Cell):
         reduce: Optional[bool] = None,
         reduction: str = "mean",
     ) -> None:
-        super().__init__()
-        self.margin = check_number(margin, "margin")
-        self.reduction = legacy_reduction(size_average, reduce, reduction)
+        super().__init__(margin, size_average, reduce, reduction)
 
     def construct(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
         return margin_ranking_loss(input1, input2, target, self.margin, reduction=self.reduction)
@@ -555,7 +536,7 @@ def hinge_embedding_loss(
     return apply_reduction(call("layers.hinge_embedding_loss", xb, yb, margin), red, x.dtype)
 
 
-class HingeEmbeddingLoss(nn.Cell):
+class HingeEmbeddingLoss(MarginLoss):
     """Hinge embedding loss Cell, as ``torch.nn.HingeEmbeddingLoss``. See
     :func:`hinge_embedding_loss`.
 
@@ -584,9 +565,7 @@ class HingeEmbeddingLoss(nn.Cell):
         reduce: Optional[bool] = None,
         reduction: str = "mean",
     ) -> None:
-        super().__init__()
-        self.margin = check_number(margin, "margin")
-        self.reduction = legacy_reduction(size_average, reduce, reduction)
+        super().__init__(margin, size_average, reduce, reduction)
 
     def construct(self, input: Tensor, target: Tensor) -> Tensor:
         return hinge_embedding_loss(input, target, self.margin, reduction=self.reduction)

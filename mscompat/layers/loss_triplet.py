@@ -14,6 +14,8 @@ from mindspore import Tensor, nn, ops
 from mscompat._checks import check_bool, check_float_tensor, check_number, is_float_dtype
 from mscompat.custom_ops.registry import call, register
 from mscompat.layers._loss_common import (
+    Loss,
+    MarginLoss,
     apply_reduction,
     check_dtype_match,
     legacy_reduction,
@@ -133,7 +135,7 @@ def triplet_margin_loss(
     return apply_reduction(loss, red, a.dtype)
 
 
-class TripletMarginLoss(nn.Cell):
+class TripletMarginLoss(Loss):
     """Triplet margin loss Cell, as ``torch.nn.TripletMarginLoss``. See
     :func:`triplet_margin_loss`.
 
@@ -168,12 +170,11 @@ class TripletMarginLoss(nn.Cell):
         reduce: Optional[bool] = None,
         reduction: str = "mean",
     ) -> None:
-        super().__init__()
+        super().__init__(size_average, reduce, reduction)
         self.margin = check_number(margin, "margin")
         self.p = check_number(p, "p")
         self.eps = check_number(eps, "eps")
         self.swap = check_bool(swap, "swap")
-        self.reduction = legacy_reduction(size_average, reduce, reduction)
 
     def construct(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
         return triplet_margin_loss(
@@ -415,7 +416,7 @@ def _is_float(x: Any) -> bool:
     return isinstance(x, Tensor) and is_float_dtype(x.dtype)
 
 
-class CosineEmbeddingLoss(nn.Cell):
+class CosineEmbeddingLoss(MarginLoss):
     """Cosine embedding loss Cell, as ``torch.nn.CosineEmbeddingLoss``. See
     :func:`cosine_embedding_loss`.
 
@@ -445,9 +446,7 @@ class CosineEmbeddingLoss(nn.Cell):
         reduce: Optional[bool] = None,
         reduction: str = "mean",
     ) -> None:
-        super().__init__()
-        self.margin = check_number(margin, "margin")
-        self.reduction = legacy_reduction(size_average, reduce, reduction)
+        super().__init__(margin, size_average, reduce, reduction)
 
     def construct(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
         return cosine_embedding_loss(input1, input2, target, self.margin, reduction=self.reduction)
