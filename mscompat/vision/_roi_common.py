@@ -7,7 +7,7 @@ from typing import Any, List, Sequence, Tuple, Union
 
 import mindspore as ms
 import numpy as np
-from mindspore import Tensor, ops
+from mindspore import Tensor, nn, ops
 from mindspore.ops import constexpr
 
 from mscompat._checks import check_float_tensor, check_numel, is_int
@@ -139,3 +139,18 @@ def size_carrier(size: Tuple[int, int]) -> Tensor:
 def kernel_params(sampling_ratio: int, aligned: bool, half: bool, scale: float) -> Tensor:
     """The kernels' ``p`` input (:func:`mscompat.custom_ops.roi.params`), built at compile time."""
     return Tensor(params(sampling_ratio, aligned, half, scale), ms.int64)
+
+
+class RoICell(nn.Cell):
+    """The base of the RoI Cells: it holds their configuration (keyword arguments, in
+    torchvision's order) and prints it as torchvision's ``__repr__`` does."""
+
+    def __init__(self, **config: Any) -> None:
+        super().__init__()
+        self._config = tuple(config)
+        for name, value in config.items():
+            setattr(self, name, value)
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)}" for name in self._config)
+        return f"{self.__class__.__name__}({fields})"

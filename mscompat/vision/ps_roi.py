@@ -18,13 +18,14 @@ from __future__ import annotations
 from typing import Tuple, Union
 
 import mindspore as ms
-from mindspore import Tensor, nn, ops
+from mindspore import Tensor, ops
 
 from mscompat._checks import check_finite_number, check_int
 from mscompat.custom_ops import roi as _roi_kernels
 from mscompat.custom_ops.registry import call, device_target
 from mscompat.vision._roi_common import (
     BoxesArg,
+    RoICell,
     check_batch_index,
     check_roi_input,
     kernel_params,
@@ -160,7 +161,7 @@ def ps_roi_pool(
     return call("vision.ps_roi_pool", x, rois, pooled, scale)
 
 
-class PSRoIAlign(nn.Cell):
+class PSRoIAlign(RoICell):
     """Position-sensitive RoI Align as a Cell, as :class:`torchvision.ops.PSRoIAlign`.
     See :func:`ps_roi_align`.
 
@@ -183,22 +184,15 @@ class PSRoIAlign(nn.Cell):
     """
 
     def __init__(self, output_size: OutputSize, spatial_scale: float, sampling_ratio: int) -> None:
-        super().__init__()
-        self.output_size = output_size
-        self.spatial_scale = spatial_scale
-        self.sampling_ratio = sampling_ratio
+        super().__init__(
+            output_size=output_size, spatial_scale=spatial_scale, sampling_ratio=sampling_ratio
+        )
 
     def construct(self, input: Tensor, rois: BoxesArg) -> Tensor:
         return ps_roi_align(input, rois, self.output_size, self.spatial_scale, self.sampling_ratio)
 
-    def __repr__(self) -> str:
-        return (
-            f"{self.__class__.__name__}(output_size={self.output_size}, "
-            f"spatial_scale={self.spatial_scale}, sampling_ratio={self.sampling_ratio})"
-        )
 
-
-class PSRoIPool(nn.Cell):
+class PSRoIPool(RoICell):
     """Position-sensitive RoI pooling as a Cell, as :class:`torchvision.ops.PSRoIPool`.
     See :func:`ps_roi_pool`.
 
@@ -220,15 +214,7 @@ class PSRoIPool(nn.Cell):
     """
 
     def __init__(self, output_size: OutputSize, spatial_scale: float) -> None:
-        super().__init__()
-        self.output_size = output_size
-        self.spatial_scale = spatial_scale
+        super().__init__(output_size=output_size, spatial_scale=spatial_scale)
 
     def construct(self, input: Tensor, rois: BoxesArg) -> Tensor:
         return ps_roi_pool(input, rois, self.output_size, self.spatial_scale)
-
-    def __repr__(self) -> str:
-        return (
-            f"{self.__class__.__name__}(output_size={self.output_size}, "
-            f"spatial_scale={self.spatial_scale})"
-        )

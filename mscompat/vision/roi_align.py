@@ -21,13 +21,14 @@ from __future__ import annotations
 from typing import Any, Tuple, Union
 
 import mindspore as ms
-from mindspore import Tensor, nn, ops
+from mindspore import Tensor, ops
 
 from mscompat._checks import check_bool, check_finite_number, check_int
 from mscompat.custom_ops import roi as _roi_kernels
 from mscompat.custom_ops.registry import call, device_target, register
 from mscompat.vision._roi_common import (
     BoxesArg,
+    RoICell,
     check_batch_index,
     check_roi_input,
     kernel_params,
@@ -216,7 +217,7 @@ def roi_align(
     return call("vision.roi_align", x, rois, pooled, scale, ratio, aligned)
 
 
-class RoIAlign(nn.Cell):
+class RoIAlign(RoICell):
     """RoI Align as a Cell, as :class:`torchvision.ops.RoIAlign`. See :func:`roi_align`.
 
     Args:
@@ -246,20 +247,14 @@ class RoIAlign(nn.Cell):
         sampling_ratio: int,
         aligned: bool = False,
     ) -> None:
-        super().__init__()
-        self.output_size = output_size
-        self.spatial_scale = spatial_scale
-        self.sampling_ratio = sampling_ratio
-        self.aligned = aligned
+        super().__init__(
+            output_size=output_size,
+            spatial_scale=spatial_scale,
+            sampling_ratio=sampling_ratio,
+            aligned=aligned,
+        )
 
     def construct(self, input: Tensor, rois: BoxesArg) -> Tensor:
         return roi_align(
             input, rois, self.output_size, self.spatial_scale, self.sampling_ratio, self.aligned
-        )
-
-    def __repr__(self) -> str:
-        return (
-            f"{self.__class__.__name__}(output_size={self.output_size}, "
-            f"spatial_scale={self.spatial_scale}, sampling_ratio={self.sampling_ratio}, "
-            f"aligned={self.aligned})"
         )

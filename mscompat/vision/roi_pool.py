@@ -16,13 +16,14 @@ from typing import Any, Tuple, Union
 
 import mindspore as ms
 import numpy as np
-from mindspore import Tensor, nn, ops
+from mindspore import Tensor, ops
 
 from mscompat._checks import check_finite_number
 from mscompat.custom_ops import roi as _roi_kernels
 from mscompat.custom_ops.registry import call, device_target, register
 from mscompat.vision._roi_common import (
     BoxesArg,
+    RoICell,
     check_batch_index,
     check_roi_input,
     kernel_params,
@@ -159,7 +160,7 @@ def roi_pool(
     return call("vision.roi_pool", x, rois, pooled, scale)
 
 
-class RoIPool(nn.Cell):
+class RoIPool(RoICell):
     """RoI max pooling as a Cell, as :class:`torchvision.ops.RoIPool`. See :func:`roi_pool`.
 
     Args:
@@ -180,15 +181,7 @@ class RoIPool(nn.Cell):
     """
 
     def __init__(self, output_size: OutputSize, spatial_scale: float) -> None:
-        super().__init__()
-        self.output_size = output_size
-        self.spatial_scale = spatial_scale
+        super().__init__(output_size=output_size, spatial_scale=spatial_scale)
 
     def construct(self, input: Tensor, rois: BoxesArg) -> Tensor:
         return roi_pool(input, rois, self.output_size, self.spatial_scale)
-
-    def __repr__(self) -> str:
-        return (
-            f"{self.__class__.__name__}(output_size={self.output_size}, "
-            f"spatial_scale={self.spatial_scale})"
-        )
