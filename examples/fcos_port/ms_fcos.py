@@ -131,7 +131,7 @@ class FCOSLoss(nn.Cell):
     (``reduce_mean``: an all-reduce sum divided by the number of ranks)."""
 
     def __init__(self, net: FCOS, world: int = 1) -> None:
-        super().__init__()
+        super().__init__(auto_prefix=False)  # keep the parameters' names (as WithLossCell)
         self.net = net
         self.world = world
         self.loss_cls = FocalLoss(use_sigmoid=True, gamma=2.0, alpha=0.25, loss_weight=1.0)
@@ -172,7 +172,7 @@ class TrainStep(nn.Cell):
     loss of the global batch)."""
 
     def __init__(self, loss: FCOSLoss, optimizer: nn.Optimizer) -> None:
-        super().__init__()
+        super().__init__(auto_prefix=False)  # as TrainOneStepCell
         self.loss = loss
         self.optimizer = optimizer
         self.weights = optimizer.parameters

@@ -221,7 +221,7 @@ def train(model: FCOS, steps: int, batches: List[Tuple[np.ndarray, ...]], lr: fl
         opt.zero_grad()
         loss.backward()
         opt.step()
-        losses.append(float(loss))
+        losses.append(loss.item())
     return losses
 
 
