@@ -13,7 +13,15 @@ from typing import List, Tuple
 
 import numpy as np
 
-__all__ = ["IMAGE_SIZE", "NUM_CLASSES", "STRIDES", "fcos_targets", "make_batch", "points", "train_batch"]
+__all__ = [
+    "IMAGE_SIZE",
+    "NUM_CLASSES",
+    "STRIDES",
+    "fcos_targets",
+    "make_batch",
+    "points",
+    "train_batch",
+]
 
 IMAGE_SIZE = 64
 NUM_CLASSES = 3
@@ -22,7 +30,10 @@ REGRESS_RANGES = ((-1.0, 12.0), (12.0, 1e8))
 
 
 def make_batch(
-    step: int, batch: int = 4, size: int = IMAGE_SIZE, num_classes: int = NUM_CLASSES,
+    step: int,
+    batch: int = 4,
+    size: int = IMAGE_SIZE,
+    num_classes: int = NUM_CLASSES,
     max_boxes: int = 3,
 ) -> Tuple[np.ndarray, List[np.ndarray], List[np.ndarray]]:
     """Images ``(batch, 3, size, size)`` float32, and per image its boxes ``(n, 4)`` xyxy
@@ -58,7 +69,9 @@ def points(size: int = IMAGE_SIZE) -> Tuple[np.ndarray, np.ndarray]:
 
 
 def fcos_targets(
-    boxes: List[np.ndarray], labels: List[np.ndarray], size: int = IMAGE_SIZE,
+    boxes: List[np.ndarray],
+    labels: List[np.ndarray],
+    size: int = IMAGE_SIZE,
     num_classes: int = NUM_CLASSES,
 ) -> Tuple[np.ndarray, np.ndarray]:
     """Per image and point: the class (``num_classes`` = background) ``(B, P)`` int32 and the

@@ -47,7 +47,7 @@ def train_rank(steps: int, out: Path, lr: float = 0.05, global_batch: int = 4) -
     from examples.fcos_port.data import train_batch
     from mscompat.port import convert_weights
 
-    ms.set_context(device_target="CPU")
+    ms.set_device("CPU")
     world, rank, tag = 1, 0, "single"
     if _world_from_env() > 1:
         from mindspore.communication import get_group_size, get_rank, init
@@ -78,28 +78,34 @@ def train_rank(steps: int, out: Path, lr: float = 0.05, global_batch: int = 4) -
     return {"tag": tag, "world": world, "losses": losses}
 
 
-def compare(out: Path) -> Dict[str, Any]:
-    """Ranks' parameters (bitwise) and the loss curves of ``rank0`` vs ``single``."""
+def compare(
+    out: Path, reference: Optional[Path] = None, reference_params: Optional[Path] = None
+) -> Dict[str, Any]:
+    """The ranks' parameters (bitwise) and losses, and the 2-worker curve (``rank0``'s: the
+    global batch's loss) against the 1-process run on the whole batch (``reference``: a
+    ``step,loss`` CSV, default ``losses_single.csv``; ``reference_params``: an ``.npz``,
+    default ``params_single.npz``)."""
     from mscompat.port import compare_losses
 
     ranks = sorted(out.glob("params_rank*.npz"))
     if len(ranks) < 2:
         raise FileNotFoundError(f"no msrun run in {out} (params_rank*.npz)")
     params = [dict(np.load(p)) for p in ranks]
-    rank_diff = max(
-        float(np.abs(params[0][k] - q[k]).max()) for q in params[1:] for k in params[0]
-    )
-    single = dict(np.load(out / "params_single.npz"))
-    param_rel = max(
-        float(np.abs(single[k] - params[0][k]).max() / max(np.abs(single[k]).max(), 1e-12))
-        for k in single
-    )
-    curves = compare_losses(out / "losses_single.csv", out / "losses_rank0.csv",
-                            names=("1 process", f"{len(ranks)} workers"))
+    rank_diff = max(float(np.abs(params[0][k] - q[k]).max()) for q in params[1:] for k in params[0])
     rank_curves = [
         compare_losses(out / "losses_rank0.csv", out / f"losses_{p.stem[7:]}.csv").max_abs()
         for p in ranks[1:]
     ]
+    single = dict(np.load(reference_params or out / "params_single.npz"))
+    param_rel = max(
+        float(np.abs(single[k] - params[0][k]).max() / max(np.abs(single[k]).max(), 1e-12))
+        for k in single
+    )
+    curves = compare_losses(
+        reference or out / "losses_single.csv",
+        out / "losses_rank0.csv",
+        names=("1 process", f"{len(ranks)} workers"),
+    )
     return {
         "workers": len(ranks),
         "ranks_params_max_abs_diff": rank_diff,
@@ -121,11 +127,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args.compare:
         figures = compare(args.out)
         print(json.dumps(figures, indent=2))
-        ok = figures["ranks_params_max_abs_diff"] == 0 and figures["loss_max_rel_vs_single"] <= args.max_rel
+        ok = (
+            figures["ranks_params_max_abs_diff"] == 0
+            and figures["loss_max_rel_vs_single"] <= args.max_rel
+        )
         print("PASS" if ok else "FAIL")
         return 0 if ok else 1
     res = train_rank(args.steps, args.out, args.lr)
-    print(f"{res['tag']}: world {res['world']}, losses {res['losses'][0]:.6f} -> {res['losses'][-1]:.6f}")
+    first, last = res["losses"][0], res["losses"][-1]
+    print(f"{res['tag']}: world {res['world']}, losses {first:.6f} -> {last:.6f}")
     return 0
 
 

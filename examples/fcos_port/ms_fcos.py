@@ -207,8 +207,12 @@ def train(
 
 
 def predict(
-    net: FCOS, images: np.ndarray, score_thr: float = 0.05, nms_pre: int = 50,
-    iou_threshold: float = 0.5, max_per_img: int = 20,
+    net: FCOS,
+    images: np.ndarray,
+    score_thr: float = 0.05,
+    nms_pre: int = 50,
+    iou_threshold: float = 0.5,
+    max_per_img: int = 20,
 ) -> List[Dict[str, np.ndarray]]:
     """As :func:`examples.fcos_port.torch_fcos.predict` (PyNative: the kept count is dynamic)."""
     net.set_train(False)
@@ -231,5 +235,3 @@ def predict(
         keep = keep[top_np[keep] > score_thr][:max_per_img]
         out.append({"boxes": boxes_np[keep], "scores": top_np[keep], "labels": label_np[keep]})
     return out
-
-

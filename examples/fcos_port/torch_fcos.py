@@ -210,13 +210,17 @@ def fcos_loss(
     return {"loss_cls": loss_cls, "loss_bbox": loss_bbox, "loss_centerness": loss_ctr}
 
 
-def train(model: FCOS, steps: int, batches: List[Tuple[np.ndarray, ...]], lr: float = 0.01) -> List[float]:
+def train(
+    model: FCOS, steps: int, batches: List[Tuple[np.ndarray, ...]], lr: float = 0.01
+) -> List[float]:
     """SGD on ``batches[step]``; the total loss of each step (before its update)."""
     opt = make_optimizer(model, lr)
     model.train()
     losses = []
     for images, labels, targets in batches[:steps]:
-        parts = fcos_loss(model(torch.from_numpy(images)), torch.from_numpy(labels), torch.from_numpy(targets))
+        parts = fcos_loss(
+            model(torch.from_numpy(images)), torch.from_numpy(labels), torch.from_numpy(targets)
+        )
         loss = sum(parts.values())
         opt.zero_grad()
         loss.backward()
@@ -227,8 +231,12 @@ def train(model: FCOS, steps: int, batches: List[Tuple[np.ndarray, ...]], lr: fl
 
 @torch.no_grad()
 def predict(
-    model: FCOS, images: np.ndarray, score_thr: float = 0.05, nms_pre: int = 50,
-    iou_threshold: float = 0.5, max_per_img: int = 20,
+    model: FCOS,
+    images: np.ndarray,
+    score_thr: float = 0.05,
+    nms_pre: int = 50,
+    iou_threshold: float = 0.5,
+    max_per_img: int = 20,
 ) -> List[Dict[str, np.ndarray]]:
     """Per image: the ``nms_pre`` best (point, class) scores ``sigmoid(cls) *
     sigmoid(centerness)``, their boxes in pixels, ``batched_nms`` per class, those above
@@ -243,9 +251,17 @@ def predict(
         point, label = idx // cls.shape[-1], idx % cls.shape[-1]
         d = reg[b][point] * stride[point, None]
         p = xy[point]
-        boxes = torch.stack([p[:, 0] - d[:, 0], p[:, 1] - d[:, 1], p[:, 0] + d[:, 2], p[:, 1] + d[:, 3]], 1)
+        boxes = torch.stack(
+            [p[:, 0] - d[:, 0], p[:, 1] - d[:, 1], p[:, 0] + d[:, 2], p[:, 1] + d[:, 3]], 1
+        )
         boxes = boxes.clamp(0, IMAGE_SIZE)
         keep = batched_nms(boxes, top, label, iou_threshold)
         keep = keep[top[keep] > score_thr][:max_per_img]
-        out.append({"boxes": boxes[keep].numpy(), "scores": top[keep].numpy(), "labels": label[keep].numpy()})
+        out.append(
+            {
+                "boxes": boxes[keep].numpy(),
+                "scores": top[keep].numpy(),
+                "labels": label[keep].numpy(),
+            }
+        )
     return out

@@ -31,8 +31,10 @@ __all__ = ["compare_detections", "main", "run"]
 
 
 def compare_detections(
-    want: List[Dict[str, np.ndarray]], got: List[Dict[str, np.ndarray]],
-    box_atol: float = 0.05, score_atol: float = 1e-4,
+    want: List[Dict[str, np.ndarray]],
+    got: List[Dict[str, np.ndarray]],
+    box_atol: float = 0.05,
+    score_atol: float = 1e-4,
 ) -> Dict[str, Any]:
     """Per image the same number of kept detections, in the same order, with the same labels;
     the largest coordinate and score differences; ``equal`` when within the tolerances."""
@@ -49,14 +51,26 @@ def compare_detections(
             score_err = max(score_err, float(np.abs(w["scores"] - g["scores"]).max()))
     equal = same and box_err <= box_atol and score_err <= score_atol
     return {
-        "equal": equal, "same_kept": same, "kept": kept, "max_box_err": box_err,
-        "max_score_err": score_err, "box_atol": box_atol, "score_atol": score_atol,
+        "equal": equal,
+        "same_kept": same,
+        "kept": kept,
+        "max_box_err": box_err,
+        "max_score_err": score_err,
+        "box_atol": box_atol,
+        "score_atol": score_atol,
     }
 
 
-def run(steps: int = 100, out: Optional[Path] = None, lr: float = 0.05, max_rel: float = 1e-3,
-        verbose: bool = True) -> Dict[str, Any]:
-    """Everything above; returns the figures (and writes them to ``out`` when given)."""
+def run(
+    steps: int = 100,
+    out: Optional[Path] = None,
+    lr: float = 0.05,
+    max_rel: float = 1e-3,
+    verbose: bool = True,
+    score_thr: float = 0.05,
+) -> Dict[str, Any]:
+    """Everything above; returns the figures (and writes them to ``out`` when given).
+    ``score_thr``: the detections' score threshold (an untrained model scores below 0.05)."""
     import torch
 
     from examples.fcos_port import ms_fcos, torch_fcos
@@ -89,7 +103,10 @@ def run(steps: int = 100, out: Optional[Path] = None, lr: float = 0.05, max_rel:
     say(curves.summary())
 
     images = batches[0][0]
-    det = compare_detections(torch_fcos.predict(torch_model, images), ms_fcos.predict(cell, images))
+    det = compare_detections(
+        torch_fcos.predict(torch_model, images, score_thr=score_thr),
+        ms_fcos.predict(cell, images, score_thr=score_thr),
+    )
     say(f"detections after batched_nms: {det}")
     params = {n: p.detach().numpy() for n, p in torch_model.named_parameters()}
     param_err = max(
@@ -97,15 +114,22 @@ def run(steps: int = 100, out: Optional[Path] = None, lr: float = 0.05, max_rel:
         for p in cell.trainable_params()
     )
     figures: Dict[str, Any] = {
-        "steps": steps, "lr": lr,
-        "weights": table.counts(), "weights_ok": table.ok,
-        "layers_ok": layers.ok, "layers_max_abs": layer_abs,
+        "steps": steps,
+        "lr": lr,
+        "weights": table.counts(),
+        "weights_ok": table.ok,
+        "layers_ok": layers.ok,
+        "layers_max_abs": layer_abs,
         "layers_first_failure": None if layers.first_failure is None else layers.first_failure.path,
-        "loss_first": torch_losses[0], "loss_last": torch_losses[-1],
-        "loss_max_rel": curves.max_rel(), "loss_max_abs": curves.max_abs(),
+        "mindspore_losses": ms_losses,
+        "loss_first": torch_losses[0],
+        "loss_last": torch_losses[-1],
+        "loss_max_rel": curves.max_rel(),
+        "loss_max_abs": curves.max_abs(),
         "params_max_rel_after": param_err,
         "detections": det,
-        "mindspore_train_s": round(ms_time, 2), "torch_train_s": round(torch_time, 2),
+        "mindspore_train_s": round(ms_time, 2),
+        "torch_train_s": round(torch_time, 2),
     }
     figures["ok"] = bool(
         table.ok and layers.ok and figures["loss_max_rel"] <= max_rel and det["equal"]
@@ -118,13 +142,16 @@ def run(steps: int = 100, out: Optional[Path] = None, lr: float = 0.05, max_rel:
                 f.write("step,loss\n")
                 f.writelines(f"{i},{v!r}\n" for i, v in enumerate(losses))
         curves.to_csv(out / "deviation.csv")
+        np.savez(
+            out / "mindspore_params.npz", **{p.name: p.asnumpy() for p in cell.trainable_params()}
+        )
         try:
             figures["plot"] = str(curves.plot(out / "loss_curves.png"))
         except ImportError as err:  # matplotlib is the optional 'plot' extra
             say(f"no plot: {err}")
         (out / "layers.txt").write_text(layers.render() + "\n")
         (out / "summary.json").write_text(json.dumps(figures, indent=2) + "\n")
-    say(json.dumps(figures, indent=2))
+    say(json.dumps({k: v for k, v in figures.items() if k != "mindspore_losses"}, indent=2))
     return figures
 
 
