@@ -14,6 +14,7 @@ from typing import List, Tuple
 import numpy as np
 
 __all__ = [
+    "LR",
     "IMAGE_SIZE",
     "NUM_CLASSES",
     "STRIDES",
@@ -27,6 +28,10 @@ IMAGE_SIZE = 64
 NUM_CLASSES = 3
 STRIDES = (8, 16)
 REGRESS_RANGES = ((-1.0, 12.0), (12.0, 1e8))
+#: SGD's learning rate (momentum 0.9, weight decay 1e-4). At 0.05 this training is chaotic:
+#: PyTorch against itself with its initial weights moved by one float32 ulp deviates by 3.6e-3
+#: in 100 steps; at 0.02 by 2.4e-7, and the loss still falls from 2.42 to about 1.67.
+LR = 0.02
 
 
 def make_batch(

@@ -31,6 +31,8 @@ import numpy as np
 if __package__ in (None, ""):  # run as a script (msrun): make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from examples.fcos_port.data import LR  # noqa: E402
+
 __all__ = ["compare", "main", "train_rank"]
 
 
@@ -38,7 +40,7 @@ def _world_from_env() -> int:
     return int(os.environ.get("MS_WORKER_NUM", os.environ.get("RANK_SIZE", "1")))
 
 
-def train_rank(steps: int, out: Path, lr: float = 0.05, global_batch: int = 4) -> Dict[str, Any]:
+def train_rank(steps: int, out: Path, lr: float = LR, global_batch: int = 4) -> Dict[str, Any]:
     """Train this process's share (all of it when not under msrun); write ``losses_<tag>.csv``
     and ``params_<tag>.npz`` (tag ``rank<r>`` or ``single``)."""
     import mindspore as ms
@@ -119,7 +121,7 @@ def compare(
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description="FCOS port under msrun data parallel")
     parser.add_argument("--steps", type=int, default=20)
-    parser.add_argument("--lr", type=float, default=0.05)
+    parser.add_argument("--lr", type=float, default=LR)
     parser.add_argument("--out", type=Path, default=Path("fcos_dist_out"))
     parser.add_argument("--compare", action="store_true", help="compare the runs in --out")
     parser.add_argument("--max-rel", type=float, default=1e-5)

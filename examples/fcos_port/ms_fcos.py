@@ -21,7 +21,7 @@ import numpy as np
 from mindspore import Parameter, Tensor, nn, ops
 
 import mscompat.nn.functional as F
-from examples.fcos_port.data import IMAGE_SIZE, NUM_CLASSES, STRIDES, points
+from examples.fcos_port.data import IMAGE_SIZE, LR, NUM_CLASSES, STRIDES, points
 from mscompat.losses import CrossEntropyLoss, FocalLoss, GIoULoss
 from mscompat.vision import FrozenBatchNorm2d, batched_nms
 
@@ -161,7 +161,7 @@ class FCOSLoss(nn.Cell):
         return loss_cls + loss_bbox + loss_ctr
 
 
-def make_optimizer(net: nn.Cell, lr: float = 0.01) -> nn.SGD:
+def make_optimizer(net: nn.Cell, lr: float = LR) -> nn.SGD:
     """``mindspore.nn.SGD`` updates as ``torch.optim.SGD`` (dampening 0): ``d = g + wd * p``,
     ``buf = momentum * buf + d`` (``buf = d`` at the first step), ``p -= lr * buf``."""
     return nn.SGD(net.trainable_params(), learning_rate=lr, momentum=0.9, weight_decay=1e-4)
@@ -191,7 +191,7 @@ class TrainStep(nn.Cell):
 
 
 def train(
-    net: FCOS, steps: int, batches: List[Tuple[np.ndarray, ...]], lr: float = 0.01, world: int = 1
+    net: FCOS, steps: int, batches: List[Tuple[np.ndarray, ...]], lr: float = LR, world: int = 1
 ) -> List[float]:
     """Graph-mode SGD on ``batches[step]``; the loss of each step (before its update)."""
     mode = ms.get_context("mode")

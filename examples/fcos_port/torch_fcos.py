@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from examples.fcos_port.data import IMAGE_SIZE, NUM_CLASSES, STRIDES, points
+from examples.fcos_port.data import IMAGE_SIZE, LR, NUM_CLASSES, STRIDES, points
 from mscompat.testing.db.vision_nms import batched_nms_ref as batched_nms
 from mscompat.testing.references.mmdet_box import GIoULoss
 from mscompat.testing.references.mmdet_cls import cross_entropy_module, focal_module
@@ -164,7 +164,7 @@ def make_model(seed: int = 0) -> FCOS:
     return model
 
 
-def make_optimizer(model: nn.Module, lr: float = 0.01) -> torch.optim.SGD:
+def make_optimizer(model: nn.Module, lr: float = LR) -> torch.optim.SGD:
     return torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9, weight_decay=1e-4)
 
 
@@ -211,7 +211,7 @@ def fcos_loss(
 
 
 def train(
-    model: FCOS, steps: int, batches: List[Tuple[np.ndarray, ...]], lr: float = 0.01
+    model: FCOS, steps: int, batches: List[Tuple[np.ndarray, ...]], lr: float = LR
 ) -> List[float]:
     """SGD on ``batches[step]``; the total loss of each step (before its update)."""
     opt = make_optimizer(model, lr)
