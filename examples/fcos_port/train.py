@@ -88,6 +88,30 @@ def torch_noise_floor(steps: int, batches: List[Any], lr: float) -> float:
     return compare_losses(a, b).max_rel()
 
 
+def backends(images: np.ndarray) -> Dict[str, str]:
+    """Which backend of each mscompat op with kernels the port calls runs on these inputs
+    (:func:`mscompat.custom_ops.which`): the port proves mscompat's drop-ins inside a model."""
+    import mindspore as ms
+
+    import examples.fcos_port.ms_fcos  # noqa: F401 - imports (registers) the ops it uses
+    from examples.fcos_port.data import NUM_CLASSES, STRIDES
+    from mscompat.custom_ops import which
+
+    n = images.shape[0]
+    points = sum((images.shape[-1] // s) ** 2 for s in STRIDES)
+    cls = ms.Tensor(np.zeros((n * points, NUM_CLASSES), np.float32))
+    side = images.shape[-1] // STRIDES[-1]
+    top = ms.Tensor(np.zeros((n, 16, side, side), np.float32))  # the FPN's top map
+    boxes = ms.Tensor(np.tile(np.array([[0.0, 0.0, 8.0, 8.0]], np.float32), (50, 1)))
+    scores = ms.Tensor(np.linspace(0, 1, 50).astype(np.float32))
+    calls = {
+        "losses.sigmoid_focal_loss": (cls, cls),
+        "shape.interpolate": (top, None, 2),
+        "vision.batched_nms": (boxes, scores, ms.Tensor(np.zeros(50, np.int64)), 0.5),
+    }
+    return {op: which(op, *args).backend for op, args in calls.items()}
+
+
 def run(
     steps: int = 100,
     out: Optional[Path] = None,
@@ -146,6 +170,7 @@ def run(
         for p in cell.trainable_params()
     )
     figures: Dict[str, Any] = {
+        "mscompat_backends": backends(images),
         "steps": steps,
         "lr": lr,
         "weights": table.counts(),
