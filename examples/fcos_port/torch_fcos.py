@@ -1,14 +1,14 @@
 """The PyTorch original: a small FCOS-style detector, as a user's model would be written.
 
-Backbone of strided convolutions with torchvision's ``FrozenBatchNorm2d`` (written out here, so
-that nothing needs torchvision), an FPN whose top-down path is ``interpolate(scale_factor=2)``,
-FCOS's shared head (classification, box distances through a learnable ``Scale`` and ``exp``,
-centerness), MMDetection's losses (FocalLoss, GIoULoss weighted by the centerness target,
-sigmoid CrossEntropyLoss on the centerness) and ``batched_nms`` post-processing.
+Backbone of strided convolutions with torchvision's ``FrozenBatchNorm2d``, an FPN whose top-down
+path is ``interpolate(scale_factor=2)``, FCOS's shared head (classification, box distances
+through a learnable ``Scale`` and ``exp``, centerness), MMDetection's losses (FocalLoss, GIoULoss
+weighted by the centerness target, sigmoid CrossEntropyLoss on the centerness) and
+``batched_nms`` post-processing.
 
-MMDetection's loss classes and torchvision's ``batched_nms`` are taken from mscompat's plain-torch
-transcriptions (``mscompat.testing.references``, the oracles of its op database), so this file
-runs with torch alone.
+MMDetection's losses and torchvision's ``FrozenBatchNorm2d`` and ``batched_nms`` come from
+mscompat's plain-torch transcriptions (``mscompat.testing``: the oracles of its op database), so
+this file runs with torch alone.
 """
 
 from __future__ import annotations
@@ -25,28 +25,9 @@ from examples.fcos_port.data import IMAGE_SIZE, LR, NUM_CLASSES, STRIDES, points
 from mscompat.testing.db.vision_nms import batched_nms_ref as batched_nms
 from mscompat.testing.references.mmdet_box import GIoULoss
 from mscompat.testing.references.mmdet_cls import cross_entropy_module, focal_module
+from mscompat.testing.references.torchvision_ops import FrozenBatchNorm2d
 
 __all__ = ["FCOS", "FrozenBatchNorm2d", "fcos_loss", "make_model", "make_optimizer", "predict"]
-
-
-class FrozenBatchNorm2d(nn.Module):
-    """torchvision.ops.FrozenBatchNorm2d: fixed statistics and affine parameters (buffers)."""
-
-    def __init__(self, num_features: int, eps: float = 1e-5) -> None:
-        super().__init__()
-        self.eps = eps
-        self.register_buffer("weight", torch.ones(num_features))
-        self.register_buffer("bias", torch.zeros(num_features))
-        self.register_buffer("running_mean", torch.zeros(num_features))
-        self.register_buffer("running_var", torch.ones(num_features))
-
-    def forward(self, x: Tensor) -> Tensor:
-        w = self.weight.reshape(1, -1, 1, 1)
-        b = self.bias.reshape(1, -1, 1, 1)
-        rv = self.running_var.reshape(1, -1, 1, 1)
-        rm = self.running_mean.reshape(1, -1, 1, 1)
-        scale = w * (rv + self.eps).rsqrt()
-        return x * scale + (b - rm * scale)
 
 
 class ConvBN(nn.Module):
