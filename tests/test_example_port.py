@@ -74,6 +74,7 @@ def test_msrun_data_parallel_matches_one_process(example_run, tmp_path):
         "--join=True", f"--log_dir={tmp_path / 'logs'}",
         str(ROOT / "examples" / "fcos_port" / "dist_train.py"),
         "--steps", str(STEPS), "--out", str(tmp_path),
+        "--ckpt", str(reference / "fcos_init.ckpt"),
     ]  # fmt: skip
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
     logs = "".join(p.read_text()[-2000:] for p in sorted((tmp_path / "logs").glob("worker_*.log")))

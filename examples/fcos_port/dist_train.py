@@ -9,6 +9,9 @@ of the global batch. From the repository root, with the venv's ``python`` first 
     msrun --worker_num=2 --local_worker_num=2 --master_port=8129 --join=True \\
         --log_dir=fcos_dist_out/msrun_logs examples/fcos_port/dist_train.py --out fcos_dist_out
     python examples/fcos_port/dist_train.py --out fcos_dist_out        # 1 process, whole batch
+
+(``--ckpt fcos_port_out/fcos_init.ckpt``: start from the checkpoint ``train.py`` wrote, instead
+of converting the PyTorch model in each process.)
     python examples/fcos_port/dist_train.py --out fcos_dist_out --compare
 
 Started by ``msrun`` (its ``RANK_SIZE``/``MS_WORKER_NUM`` in the environment) it calls
@@ -40,14 +43,20 @@ def _world_from_env() -> int:
     return int(os.environ.get("MS_WORKER_NUM", os.environ.get("RANK_SIZE", "1")))
 
 
-def train_rank(steps: int, out: Path, lr: float = LR, global_batch: int = 4) -> Dict[str, Any]:
-    """Train this process's share (all of it when not under msrun); write ``losses_<tag>.csv``
-    and ``params_<tag>.npz`` (tag ``rank<r>`` or ``single``)."""
+def train_rank(
+    steps: int,
+    out: Path,
+    lr: float = LR,
+    global_batch: int = 4,
+    ckpt: Optional[Path] = None,
+) -> Dict[str, Any]:
+    """Train this process's share (all of it when not under msrun) from the converted weights
+    in ``ckpt`` (default: convert the PyTorch model here); write ``losses_<tag>.csv`` and
+    ``params_<tag>.npz`` (tag ``rank<r>`` or ``single``)."""
     import mindspore as ms
 
-    from examples.fcos_port import ms_fcos, torch_fcos
+    from examples.fcos_port import ms_fcos
     from examples.fcos_port.data import train_batch
-    from mscompat.port import convert_weights
 
     ms.set_device("CPU")
     world, rank, tag = 1, 0, "single"
@@ -68,9 +77,7 @@ def train_rank(steps: int, out: Path, lr: float = LR, global_batch: int = 4) -> 
         for s in range(steps)
     ]
     cell = ms_fcos.FCOS()
-    table = convert_weights(torch_fcos.make_model(seed=0), cell)  # the same start everywhere
-    if not table.ok:
-        raise RuntimeError(f"weights did not convert:\n{table}")
+    _initial_weights(cell, ckpt)  # the same start on every rank
     losses = ms_fcos.train(cell, steps, batches, lr, world=world)
     out.mkdir(parents=True, exist_ok=True)
     with open(out / f"losses_{tag}.csv", "w") as f:
@@ -78,6 +85,24 @@ def train_rank(steps: int, out: Path, lr: float = LR, global_batch: int = 4) -> 
         f.writelines(f"{i},{v!r}\n" for i, v in enumerate(losses))
     np.savez(out / f"params_{tag}.npz", **{p.name: p.asnumpy() for p in cell.trainable_params()})
     return {"tag": tag, "world": world, "losses": losses}
+
+
+def _initial_weights(cell: Any, ckpt: Optional[Path]) -> None:
+    """Load the converted weights: from a checkpoint written once (the workers then need no
+    torch), or by converting the seeded PyTorch model in this process."""
+    if ckpt is not None:
+        from mscompat.port import load_checkpoint
+
+        missing = load_checkpoint(cell, ckpt)
+        if missing:
+            raise RuntimeError(f"{ckpt} does not fill {missing}")
+        return
+    from examples.fcos_port import torch_fcos
+    from mscompat.port import convert_weights
+
+    table = convert_weights(torch_fcos.make_model(seed=0), cell)
+    if not table.ok:
+        raise RuntimeError(f"weights did not convert:\n{table}")
 
 
 def compare(
@@ -123,6 +148,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--lr", type=float, default=LR)
     parser.add_argument("--out", type=Path, default=Path("fcos_dist_out"))
+    parser.add_argument("--ckpt", type=Path, default=None, help="converted initial weights")
     parser.add_argument("--compare", action="store_true", help="compare the runs in --out")
     parser.add_argument("--max-rel", type=float, default=1e-5)
     args = parser.parse_args(argv)
@@ -135,7 +161,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         )
         print("PASS" if ok else "FAIL")
         return 0 if ok else 1
-    res = train_rank(args.steps, args.out, args.lr)
+    res = train_rank(args.steps, args.out, args.lr, ckpt=args.ckpt)
     first, last = res["losses"][0], res["losses"][-1]
     print(f"{res['tag']}: world {res['world']}, losses {first:.6f} -> {last:.6f}")
     return 0

@@ -126,7 +126,7 @@ def run(
 
     from examples.fcos_port import ms_fcos, torch_fcos
     from examples.fcos_port.data import LR, train_batch
-    from mscompat.port import compare_layers, compare_losses, convert_weights
+    from mscompat.port import compare_layers, compare_losses, convert_weights, save_checkpoint
 
     torch.set_num_threads(1)  # a tiny model: more threads only add overhead on a small CPU
     say = print if verbose else (lambda *_: None)
@@ -136,6 +136,9 @@ def run(
     cell = ms_fcos.FCOS()
     table = convert_weights(torch_model, cell)
     say(f"convert_weights: {table.counts()}")
+    if out is not None:  # the converted start, for other runs (dist_train.py --ckpt)
+        Path(out).mkdir(parents=True, exist_ok=True)
+        save_checkpoint(cell, Path(out) / "fcos_init.ckpt")
     if not table.ok:
         say(table)
     layers = compare_layers(torch_model, cell, (batches[0][0],))
