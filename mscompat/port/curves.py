@@ -126,7 +126,9 @@ class LossComparison:
         rel = np.array(self.rel_dev[column], np.float64)
         equal = rel == 0  # no point on a log scale: left out and counted in the legend
         rel[equal] = np.nan
-        label = f"{int(equal.sum())} of {self.steps} steps equal (not drawn)" if equal.any() else None
+        label = (
+            f"{int(equal.sum())} of {self.steps} steps equal (not drawn)" if equal.any() else None
+        )
         bottom.semilogy(steps, rel, ".-", color="tab:red", label=label)
         if label:
             bottom.legend()
