@@ -123,8 +123,15 @@ class LossComparison:
         top.set_ylabel(column)
         top.legend()
         top.set_title(f"{column}: {self.names[0]} vs {self.names[1]}")
-        rel = np.maximum(self.rel_dev[column], np.finfo(np.float64).tiny)
-        bottom.semilogy(steps, rel, color="tab:red")
+        rel = np.array(self.rel_dev[column], np.float64)
+        equal = rel == 0  # no point on a log scale: left out and counted in the legend
+        rel[equal] = np.nan
+        label = (
+            f"{int(equal.sum())} of {self.steps} steps equal (not drawn)" if equal.any() else None
+        )
+        bottom.semilogy(steps, rel, ".-", color="tab:red", label=label)
+        if label:
+            bottom.legend()
         bottom.set_ylabel("relative difference")
         bottom.set_xlabel("step")
         fig.tight_layout()
