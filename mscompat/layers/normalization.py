@@ -16,7 +16,7 @@ import numpy as np
 from mindspore import Parameter, Tensor, nn, ops
 from mindspore.ops import constexpr
 
-from mscompat._checks import check_bool, check_float_tensor, check_number, is_int
+from mscompat._checks import check_bool, check_float_tensor, check_number, check_numel, is_int
 
 __all__ = [
     "InstanceNorm1d",
@@ -150,6 +150,7 @@ class RMSNorm(nn.Cell):
         )
         if not all(is_int(s) and s > 0 for s in shape):
             raise ValueError(f"normalized_shape must hold positive ints, got {normalized_shape!r}")
+        check_numel(shape, "RMSNorm", "the weight", normalized_shape=normalized_shape)
         self.normalized_shape = tuple(int(s) for s in shape)
         self.eps = eps
         self.elementwise_affine = check_bool(elementwise_affine, "elementwise_affine")
@@ -310,6 +311,9 @@ class _InstanceNorm(nn.Cell):
         super().__init__()
         if not is_int(num_features) or num_features <= 0:
             raise ValueError(f"num_features must be a positive int, but got {num_features!r}")
+        check_numel(
+            (num_features,), type(self).__name__, "the parameters", num_features=num_features
+        )
         self.num_features = num_features
         self.eps = check_number(eps, "eps")
         self.momentum = check_number(momentum, "momentum")
