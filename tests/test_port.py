@@ -84,6 +84,35 @@ def test_weights_are_renamed_loaded_and_reported():
     assert convert_weights(t.state_dict(), m2).ok
 
 
+def test_norm_prelu_and_conv1d_layouts_are_converted():
+    """LayerNorm/GroupNorm -> gamma/beta, PReLU -> w, MindSpore's 4-D Conv1d weight (a
+    reshape), mscompat's InstanceNorm2d keeping PyTorch's names; the converted layers agree."""
+    from mscompat.layers import InstanceNorm2d
+
+    torch.manual_seed(0)
+    t = torch.nn.Sequential(
+        torch.nn.Conv1d(3, 6, 3), torch.nn.GroupNorm(2, 6), torch.nn.PReLU(6),
+        torch.nn.LayerNorm(4, eps=1e-7),
+    )  # fmt: skip
+    m = nn.SequentialCell([
+        nn.Conv1d(3, 6, 3, pad_mode="valid", has_bias=True), nn.GroupNorm(2, 6), nn.PReLU(6),
+        nn.LayerNorm((4,)),
+    ])  # fmt: skip
+    table = convert_weights(t, m)
+    assert table.ok, table.render()
+    rows = {r.torch_name: (r.ms_name, r.transform) for r in table.rows}
+    assert rows["0.weight"] == ("0.weight", "reshape")
+    assert rows["1.weight"] == ("1.gamma", "rename") and rows["2.weight"] == ("2.w", "rename")
+    assert rows["3.bias"] == ("3.beta", "rename")
+    x = np.random.default_rng(0).random((2, 3, 6), np.float32)
+    report = compare_layers(t, m, (x,), atol=1e-4, rtol=1e-4)  # float32 gradient sums
+    assert report.ok, report.render()
+    t_in = torch.nn.Sequential(torch.nn.InstanceNorm2d(3, affine=True, track_running_stats=True))
+    m_in = nn.SequentialCell([InstanceNorm2d(3, affine=True, track_running_stats=True)])
+    rows = {r.torch_name: (r.ms_name, r.transform) for r in convert_weights(t_in, m_in).rows}
+    assert rows["0.running_var"] == ("0.running_var", "copy")
+
+
 def test_mismatches_are_reported_never_skipped():
     t, _ = _models()
     wrong = MsNet()

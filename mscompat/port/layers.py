@@ -13,7 +13,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from mscompat.port.weights import torch_to_mindspore_names
+from mscompat.port.weights import torch_to_mindspore_names, unit_dims_only
 from mscompat.testing.tolerances import default_tolerance
 
 __all__ = ["LayerReport", "LayerRow", "compare_layers"]
@@ -268,6 +268,8 @@ def _types(model: Any) -> Dict[str, str]:
 def _row(
     kind: str, path: str, want: np.ndarray, got: np.ndarray, atol: float, rtol: float
 ) -> LayerRow:
+    if unit_dims_only(tuple(got.shape), tuple(want.shape)):
+        got = got.reshape(want.shape)  # MindSpore's 1-D convolutions keep a 4-D weight
     if tuple(want.shape) != tuple(got.shape):
         return LayerRow(kind, path, tuple(want.shape), tuple(got.shape), float("nan"),
                         float("nan"), False, "shape mismatch")  # fmt: skip

@@ -1,11 +1,15 @@
 """Convert a PyTorch model's parameters and buffers into a MindSpore Cell, by module structure.
 
 PyTorch and MindSpore name most parameters alike when the port keeps the module tree
-(``backbone.layer1.0.conv1.weight``), but not all: MindSpore's BatchNorm calls them ``gamma``,
-``beta``, ``moving_mean``, ``moving_variance``, its ``nn.Embedding`` ``embedding_table``, and
-PyTorch's BatchNorm has a ``num_batches_tracked`` counter MindSpore does not keep. This module
-pairs the two sides by name after those renames, checks every shape, loads what matches, and
-reports everything else: nothing is skipped silently.
+(``backbone.layer1.0.conv1.weight``), but not all: MindSpore's BatchNorm and InstanceNorm call
+them ``gamma``, ``beta``, ``moving_mean``, ``moving_variance``, its LayerNorm and GroupNorm
+``gamma``, ``beta``, its ``nn.PReLU`` ``w``, its ``nn.Embedding`` ``embedding_table``, and
+PyTorch's BatchNorm has a ``num_batches_tracked`` counter MindSpore does not keep. Layouts differ
+in one place: MindSpore's ``nn.Conv1d``/``nn.Conv1dTranspose`` keep a 4-D weight
+``(out, in, 1, k)`` where PyTorch's is ``(out, in, k)`` (a reshape; the 2-D and 3-D
+convolutions and transposed convolutions share PyTorch's layouts). This module pairs the two
+sides by name after those renames, checks every shape, loads what matches, and reports
+everything else: nothing is skipped silently.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ __all__ = [
     "load_checkpoint",
     "save_checkpoint",
     "torch_to_mindspore_names",
+    "unit_dims_only",
 ]
 
 #: PyTorch's BatchNorm parameter and buffer names -> MindSpore's ``nn.BatchNorm*d``.
@@ -32,9 +37,18 @@ BATCHNORM_NAMES = {
     "running_mean": "moving_mean",
     "running_var": "moving_variance",
 }
+_AFFINE_NAMES = {"weight": "gamma", "bias": "beta"}
+#: PyTorch module type -> {its parameter name: MindSpore's counterpart's}.
+RENAMES: Dict[str, Dict[str, str]] = {
+    **{t: BATCHNORM_NAMES for t in ("BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm")},
+    **{t: BATCHNORM_NAMES for t in ("InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d")},
+    "LayerNorm": _AFFINE_NAMES,
+    "GroupNorm": _AFFINE_NAMES,
+    "PReLU": {"weight": "w"},
+    "Embedding": {"weight": "embedding_table"},
+}
 #: Buffers PyTorch keeps and MindSpore has no counterpart for.
 DROPPED = {"num_batches_tracked": "BatchNorm's step counter: MindSpore keeps none"}
-_BATCHNORM_TYPES = ("BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm")
 
 
 @dataclass
@@ -45,7 +59,9 @@ class WeightRow:
         torch_name: the state-dict key (``""`` for a Cell parameter PyTorch has no value for).
         ms_name: the Cell's parameter name (``""`` when unmatched or dropped).
         torch_shape, ms_shape: the shapes on each side.
-        transform: ``"copy"``, ``"rename"`` (BatchNorm, Embedding), ``"dropped"``.
+        transform: ``"copy"``, ``"rename"`` (BatchNorm, LayerNorm, Embedding…), ``"reshape"``
+            (the same values with unit dims added or removed: MindSpore's 1-D convolutions),
+            ``"dropped"``.
         status: ``"loaded"``, ``"dropped"``, ``"unmatched"`` (no Cell parameter of that name),
             ``"shape mismatch"``, ``"missing"`` (a Cell parameter no PyTorch tensor fills).
         note: why, for anything that is not ``loaded``.
@@ -111,10 +127,11 @@ def torch_to_mindspore_names(
 ) -> Dict[str, Tuple[List[str], str]]:
     """``{torch key: ([MindSpore names to try, in order], transform)}``.
 
-    A key under a BatchNorm module (from ``module_types``, or, for a bare state dict, a prefix
-    that also has ``running_mean``) is renamed to MindSpore's BatchNorm names, with the same
-    name tried as well (mscompat's ``FrozenBatchNorm2d`` keeps torchvision's buffer names); an
-    ``nn.Embedding``'s ``weight`` becomes ``embedding_table``.
+    A key under a module :data:`RENAMES` knows (its type from ``module_types``; in a bare state
+    dict, a prefix that also has ``running_mean`` is a BatchNorm) gets MindSpore's name first and
+    its own name second (mscompat's Cells, ``FrozenBatchNorm2d`` among them, keep PyTorch's
+    names); in a bare state dict a ``weight`` may also be an ``nn.Embedding``'s
+    ``embedding_table``.
 
     Example:
         >>> torch_to_mindspore_names(["bn.weight", "bn.running_mean", "fc.weight"])["bn.weight"]
@@ -124,20 +141,26 @@ def torch_to_mindspore_names(
     out: Dict[str, Tuple[List[str], str]] = {}
     for key in state_dict_keys:
         prefix, _, leaf = key.rpartition(".")
-        kind = (module_types or {}).get(prefix, "")
-        is_bn = kind in _BATCHNORM_TYPES or (
-            not module_types and f"{prefix}.running_mean" in keys and leaf in BATCHNORM_NAMES
-        )
         dot = f"{prefix}." if prefix else ""
-        if is_bn and leaf in BATCHNORM_NAMES:
-            out[key] = ([dot + BATCHNORM_NAMES[leaf], key], "rename")
-        elif kind == "Embedding" and leaf == "weight":
-            out[key] = ([dot + "embedding_table", key], "rename")
+        if module_types:
+            renames = RENAMES.get(module_types.get(prefix, ""), {})
+        elif f"{prefix}.running_mean" in keys:
+            renames = BATCHNORM_NAMES
+        else:
+            renames = {}
+        if leaf in renames:
+            out[key] = ([dot + renames[leaf], key], "rename")
         elif leaf == "weight" and not module_types:  # a bare state dict: maybe an Embedding
             out[key] = ([key, dot + "embedding_table"], "copy")
         else:
             out[key] = ([key], "copy")
     return out
+
+
+def unit_dims_only(a: Tuple[int, ...], b: Tuple[int, ...]) -> bool:
+    """Whether shapes ``a`` and ``b`` differ only by dims of size 1 (the same values in the
+    same order: a reshape)."""
+    return a != b and [d for d in a if d != 1] == [d for d in b if d != 1]
 
 
 def _numpy(value: Any) -> np.ndarray:
@@ -199,6 +222,7 @@ def convert_weights(
     used = set()
     for key, value in state.items():
         array = _numpy(value)
+        torch_shape = tuple(array.shape)
         leaf = key.rpartition(".")[2]
         if leaf in DROPPED:
             table.rows.append(
@@ -215,9 +239,11 @@ def convert_weights(
             continue
         param = params[target]
         ms_shape = tuple(param.shape)
+        if unit_dims_only(tuple(array.shape), ms_shape):
+            array, transform = array.reshape(ms_shape), "reshape"
         if tuple(array.shape) != ms_shape:
             table.rows.append(
-                WeightRow(key, target, array.shape, ms_shape, transform, "shape mismatch")
+                WeightRow(key, target, torch_shape, ms_shape, transform, "shape mismatch")
             )
             used.add(target)
             continue
@@ -226,9 +252,9 @@ def convert_weights(
 
             param.set_data(ms.Tensor(array, dtype=param.dtype))
         used.add(target)
-        if transform == "copy" and target != key:
-            transform = "rename"
-        table.rows.append(WeightRow(key, target, array.shape, ms_shape, transform, "loaded"))
+        if transform != "reshape":
+            transform = "copy" if target == key else "rename"
+        table.rows.append(WeightRow(key, target, torch_shape, ms_shape, transform, "loaded"))
     for name, param in params.items():
         if name not in used:
             table.rows.append(
