@@ -172,6 +172,10 @@ class TripletMarginLoss(Loss):
     ) -> None:
         super().__init__(size_average, reduce, reduction)
         self.margin = check_number(margin, "margin")
+        if self.margin <= 0:  # the module checks (torch.nn.TripletMarginLoss), the function not
+            raise ValueError(
+                f"TripletMarginLoss: expected margin to be greater than 0, got {margin} instead"
+            )
         self.p = check_number(p, "p")
         self.eps = check_number(eps, "eps")
         self.swap = check_bool(swap, "swap")

@@ -34,7 +34,7 @@ __all__ = [
 def _check_p(p: Any) -> float:
     p = check_number(p, "p")
     if p < 0.0 or p > 1.0:
-        raise ValueError(f"drop probability has to be between 0 and 1, but got {p}")
+        raise ValueError(f"drop probability has to be between 0 and 1, but got p={p}")
     return p
 
 
