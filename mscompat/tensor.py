@@ -31,6 +31,7 @@ from mscompat.indexing.selection import nonzero as nonzero
 from mscompat.indexing.selection import nonzero_static as nonzero_static
 from mscompat.indexing.unique import unique as unique
 from mscompat.indexing.unique import unique_consecutive as unique_consecutive
+from mscompat.layers.distance import pairwise_distance as pairwise_distance
 from mscompat.math.einsum import einsum as einsum
 from mscompat.math.membership import isin as isin
 from mscompat.math.quantile import nanquantile as nanquantile
@@ -63,8 +64,8 @@ from mscompat.shape.sort import topk as topk
 __all__: List[str] = [
     "adaptive_avg_pool1d", "argsort", "argwhere", "cummax", "cummin", "einsum", "flatten", "isin",
     "kthvalue", "masked_select", "max_pool1d", "max_pool2d", "max_pool3d", "median", "mode",
-    "msort", "nanquantile", "nonzero", "nonzero_static", "quantile", "roll", "round", "sort",
-    "squeeze", "std", "std_mean", "take_along_dim", "topk", "unflatten", "unique",
+    "msort", "nanquantile", "nonzero", "nonzero_static", "pairwise_distance", "quantile", "roll",
+    "round", "sort", "squeeze", "std", "std_mean", "take_along_dim", "topk", "unflatten", "unique",
     "unique_consecutive", "unsqueeze", "var", "var_mean",
 ]
 # fmt: on

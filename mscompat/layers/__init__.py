@@ -8,6 +8,8 @@ transposed convolution and pooling.
 from typing import List
 
 from mscompat.layers.attention import scaled_dot_product_attention as scaled_dot_product_attention
+from mscompat.layers.distance import PairwiseDistance as PairwiseDistance
+from mscompat.layers.distance import pairwise_distance as pairwise_distance
 from mscompat.layers.embedding import Embedding as Embedding
 from mscompat.layers.embedding import EmbeddingBag as EmbeddingBag
 from mscompat.layers.embedding import embedding as embedding
@@ -58,11 +60,11 @@ __all__: List[str] = [
     "CosineEmbeddingLoss", "CrossEntropyLoss", "Embedding", "EmbeddingBag", "GaussianNLLLoss",
     "HingeEmbeddingLoss", "HuberLoss", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
     "KLDivLoss", "LocalResponseNorm", "MarginRankingLoss", "MultiLabelMarginLoss",
-    "MultiMarginLoss", "NLLLoss", "PoissonNLLLoss", "RMSNorm", "SoftMarginLoss",
+    "MultiMarginLoss", "NLLLoss", "PairwiseDistance", "PoissonNLLLoss", "RMSNorm", "SoftMarginLoss",
     "TripletMarginLoss", "TripletMarginWithDistanceLoss", "cosine_embedding_loss", "cross_entropy",
     "embedding", "embedding_bag", "gaussian_nll_loss", "hinge_embedding_loss", "huber_loss",
     "instance_norm", "kl_div", "local_response_norm", "margin_ranking_loss", "multi_margin_loss",
-    "multilabel_margin_loss", "nll_loss", "poisson_nll_loss", "rms_norm",
+    "multilabel_margin_loss", "nll_loss", "pairwise_distance", "poisson_nll_loss", "rms_norm",
     "scaled_dot_product_attention", "soft_margin_loss", "triplet_margin_loss",
     "triplet_margin_with_distance_loss",
 ]

@@ -6,7 +6,6 @@ composed of MindSpore ops with PyTorch's formulas (``pairwise_distance``'s ``+ e
 
 from __future__ import annotations
 
-import math
 from typing import Any, Callable, Optional
 
 from mindspore import Tensor, nn, ops
@@ -22,6 +21,7 @@ from mscompat.layers._loss_common import (
     scalar,
     upcast,
 )
+from mscompat.layers.distance import pnorm
 
 __all__ = [
     "CosineEmbeddingLoss",
@@ -35,20 +35,9 @@ __all__ = [
 _COSINE_EPS = 1e-12  # PyTorch's EPSILON in cosine_embedding_loss
 
 
-def _pnorm(d: Tensor, p: float) -> Tensor:
-    """The ``p``-norm of ``d`` over its last dim (``torch.norm(d, p, -1)``)."""
-    if p == 2:
-        return ops.sqrt((d * d).sum(-1))
-    if p == 1:
-        return ops.abs(d).sum(-1)
-    if math.isinf(p):
-        return ops.abs(d).max(-1)
-    return ops.pow(ops.pow(ops.abs(d), scalar(p, d)).sum(-1), scalar(1.0 / p, d))
-
-
 def _pairwise_distance(x1: Tensor, x2: Tensor, p: float, eps: float) -> Tensor:
     """``torch.pairwise_distance``: the norm of ``x1 - x2 + eps`` over the last dim."""
-    return _pnorm(x1 - x2 + scalar(eps, x1), p)
+    return pnorm(x1 - x2 + scalar(eps, x1), p)
 
 
 @register("layers.triplet_margin_loss", "composite", note="pairwise p-norms in MindSpore ops")

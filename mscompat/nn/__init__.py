@@ -23,6 +23,7 @@ Example:
 # the op database's torch_apis, by the rules of mscompat/_namespaces.py
 from typing import List
 
+from mscompat.layers.distance import PairwiseDistance as PairwiseDistance
 from mscompat.layers.embedding import Embedding as Embedding
 from mscompat.layers.embedding import EmbeddingBag as EmbeddingBag
 from mscompat.layers.loss_classification import CrossEntropyLoss as CrossEntropyLoss
@@ -77,7 +78,7 @@ __all__: List[str] = [
     "HuberLoss", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "KLDivLoss",
     "LocalResponseNorm", "MarginRankingLoss", "MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool1d",
     "MaxUnpool2d", "MaxUnpool3d", "MultiLabelMarginLoss", "MultiMarginLoss", "NLLLoss",
-    "PoissonNLLLoss", "RMSNorm", "SoftMarginLoss", "TripletMarginLoss",
+    "PairwiseDistance", "PoissonNLLLoss", "RMSNorm", "SoftMarginLoss", "TripletMarginLoss",
     "TripletMarginWithDistanceLoss", "Unflatten", "Unfold", "Upsample", "UpsamplingBilinear2d",
     "UpsamplingNearest2d",
 ]

@@ -27,6 +27,7 @@ from typing import List
 
 from mscompat.indexing.gather import one_hot as one_hot
 from mscompat.layers.attention import scaled_dot_product_attention as scaled_dot_product_attention
+from mscompat.layers.distance import pairwise_distance as pairwise_distance
 from mscompat.layers.embedding import embedding as embedding
 from mscompat.layers.embedding import embedding_bag as embedding_bag
 from mscompat.layers.loss_classification import cross_entropy as cross_entropy
@@ -76,9 +77,10 @@ __all__: List[str] = [
     "hinge_embedding_loss", "huber_loss", "instance_norm", "interpolate", "kl_div",
     "local_response_norm", "margin_ranking_loss", "max_pool1d", "max_pool2d", "max_pool3d",
     "max_unpool1d", "max_unpool2d", "max_unpool3d", "multi_margin_loss", "multilabel_margin_loss",
-    "nll_loss", "one_hot", "poisson_nll_loss", "rms_norm", "scaled_dot_product_attention",
-    "soft_margin_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss", "unfold",
-    "upsample", "upsample_bilinear", "upsample_nearest",
+    "nll_loss", "one_hot", "pairwise_distance", "poisson_nll_loss", "rms_norm",
+    "scaled_dot_product_attention", "soft_margin_loss", "triplet_margin_loss",
+    "triplet_margin_with_distance_loss", "unfold", "upsample", "upsample_bilinear",
+    "upsample_nearest",
 ]
 # fmt: on
 # END GENERATED
