@@ -23,6 +23,12 @@ Example:
 # the op database's torch_apis, by the rules of mscompat/_namespaces.py
 from typing import List
 
+from mscompat.layers.conv_layers import Conv1d as Conv1d
+from mscompat.layers.conv_layers import Conv2d as Conv2d
+from mscompat.layers.conv_layers import Conv3d as Conv3d
+from mscompat.layers.conv_layers import ConvTranspose1d as ConvTranspose1d
+from mscompat.layers.conv_layers import ConvTranspose2d as ConvTranspose2d
+from mscompat.layers.conv_layers import ConvTranspose3d as ConvTranspose3d
 from mscompat.layers.embedding import Embedding as Embedding
 from mscompat.layers.embedding import EmbeddingBag as EmbeddingBag
 from mscompat.layers.loss_classification import CrossEntropyLoss as CrossEntropyLoss
@@ -72,14 +78,14 @@ from mscompat.shape.reshape import Unflatten as Unflatten
 # fmt: off
 __all__: List[str] = [
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
-    "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "CosineEmbeddingLoss", "CrossEntropyLoss",
-    "Embedding", "EmbeddingBag", "Flatten", "Fold", "GaussianNLLLoss", "HingeEmbeddingLoss",
-    "HuberLoss", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "KLDivLoss",
-    "LocalResponseNorm", "MarginRankingLoss", "MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool1d",
-    "MaxUnpool2d", "MaxUnpool3d", "MultiLabelMarginLoss", "MultiMarginLoss", "NLLLoss",
-    "PoissonNLLLoss", "RMSNorm", "SoftMarginLoss", "TripletMarginLoss",
-    "TripletMarginWithDistanceLoss", "Unflatten", "Unfold", "Upsample", "UpsamplingBilinear2d",
-    "UpsamplingNearest2d",
+    "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d",
+    "ConvTranspose2d", "ConvTranspose3d", "CosineEmbeddingLoss", "CrossEntropyLoss", "Embedding",
+    "EmbeddingBag", "Flatten", "Fold", "GaussianNLLLoss", "HingeEmbeddingLoss", "HuberLoss",
+    "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "KLDivLoss", "LocalResponseNorm",
+    "MarginRankingLoss", "MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d",
+    "MaxUnpool3d", "MultiLabelMarginLoss", "MultiMarginLoss", "NLLLoss", "PoissonNLLLoss",
+    "RMSNorm", "SoftMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss", "Unflatten",
+    "Unfold", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d",
 ]
 # fmt: on
 # END GENERATED
