@@ -56,6 +56,8 @@ from mscompat.layers.loss_triplet import triplet_margin_loss as triplet_margin_l
 from mscompat.layers.loss_triplet import (
     triplet_margin_with_distance_loss as triplet_margin_with_distance_loss,
 )
+from mscompat.layers.multihead import MultiheadAttention as MultiheadAttention
+from mscompat.layers.multihead import multi_head_attention_forward as multi_head_attention_forward
 from mscompat.layers.normalization import InstanceNorm1d as InstanceNorm1d
 from mscompat.layers.normalization import InstanceNorm2d as InstanceNorm2d
 from mscompat.layers.normalization import InstanceNorm3d as InstanceNorm3d
@@ -71,14 +73,14 @@ __all__: List[str] = [
     "CosineEmbeddingLoss", "CrossEntropyLoss", "Embedding", "EmbeddingBag", "GaussianNLLLoss",
     "HingeEmbeddingLoss", "HuberLoss", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
     "KLDivLoss", "LocalResponseNorm", "MarginRankingLoss", "MultiLabelMarginLoss",
-    "MultiMarginLoss", "NLLLoss", "PoissonNLLLoss", "RMSNorm", "SoftMarginLoss",
-    "TripletMarginLoss", "TripletMarginWithDistanceLoss", "conv1d", "conv2d", "conv3d",
-    "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "cosine_embedding_loss",
+    "MultiMarginLoss", "MultiheadAttention", "NLLLoss", "PoissonNLLLoss", "RMSNorm",
+    "SoftMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss", "conv1d", "conv2d",
+    "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "cosine_embedding_loss",
     "cross_entropy", "embedding", "embedding_bag", "gaussian_nll_loss", "hinge_embedding_loss",
     "huber_loss", "instance_norm", "kl_div", "local_response_norm", "margin_ranking_loss",
-    "multi_margin_loss", "multilabel_margin_loss", "nll_loss", "poisson_nll_loss", "rms_norm",
-    "scaled_dot_product_attention", "soft_margin_loss", "triplet_margin_loss",
-    "triplet_margin_with_distance_loss",
+    "multi_head_attention_forward", "multi_margin_loss", "multilabel_margin_loss", "nll_loss",
+    "poisson_nll_loss", "rms_norm", "scaled_dot_product_attention", "soft_margin_loss",
+    "triplet_margin_loss", "triplet_margin_with_distance_loss",
 ]
 # fmt: on
 # END GENERATED

@@ -118,9 +118,15 @@ def _softmax(x: Tensor) -> Tensor:
     return e / e.sum(-1, keepdims=True)
 
 
-def _linear(x: Tensor, w: Tensor, b: Optional[Tensor]) -> Tensor:
+def _linear(x: Tensor, w: Tensor, b: Optional[Tensor], dtype: Any) -> Tensor:
     out = ops.matmul(x, w.swapaxes(0, 1))
-    return out if b is None else out + b
+    return _rounded(out if b is None else out + b, dtype)
+
+
+def _rounded(x: Tensor, dtype: Any) -> Tensor:
+    """``x`` rounded to float16 when the call is in float16 (PyTorch's float16 kernels round
+    each intermediate: projections, scores, weights, heads), computing on in float32."""
+    return x.astype(dtype).astype(x.dtype) if dtype == ms.float16 else x
 
 
 def _pad_last(mask: Optional[Tensor]) -> Optional[Tensor]:
@@ -289,7 +295,7 @@ def multi_head_attention_forward(
     else:
         packed = _work(in_proj_weight, "in_proj_weight", dtype, work)
         wq, wk, wv = packed[:e], packed[e : 2 * e], packed[2 * e :]
-    q, k, v = _linear(q, wq, bq), _linear(k, wk, bk), _linear(v, wv, bv)
+    q, k, v = _linear(q, wq, bq, dtype), _linear(k, wk, bk, dtype), _linear(v, wv, bv, dtype)
 
     if mask is not None and mask.ndim == 2:
         mask = mask.expand_dims(0)
@@ -316,13 +322,13 @@ def multi_head_attention_forward(
 
     weights = None
     if need_weights:
-        scores = ops.bmm(q * math.sqrt(1.0 / hd), k.swapaxes(1, 2))
+        scores = ops.bmm(_rounded(q * math.sqrt(1.0 / hd), dtype), k.swapaxes(1, 2))
         if mask is not None:
             scores = scores + mask
-        attn = _softmax(scores)
+        attn = _rounded(_softmax(_rounded(scores, dtype)), dtype)
         if p > 0.0:
             attn = ops.dropout(attn, p=p)
-        out = ops.bmm(attn, v).swapaxes(0, 1).reshape(length * bsz, e)
+        out = _rounded(ops.bmm(attn, v), dtype).swapaxes(0, 1).reshape(length * bsz, e)
         weights = attn.reshape(bsz, heads, length, src)
         if average_attn_weights:
             weights = weights.mean(1)
@@ -339,8 +345,9 @@ def multi_head_attention_forward(
             q.reshape(bsz, heads, length, hd), k.reshape(bsz, heads, src, hd),
             v.reshape(bsz, heads, src, hd), mask, p, causal,
         )
-        out = out.transpose(2, 0, 1, 3).reshape(length * bsz, e)
-    out = _linear(out, _work(out_proj_weight, "out_proj_weight", dtype, work), _work(out_proj_bias, "out_proj_bias", dtype, work))
+        out = _rounded(out, dtype).transpose(2, 0, 1, 3).reshape(length * bsz, e)
+    out = _linear(out, _work(out_proj_weight, "out_proj_weight", dtype, work),
+                  _work(out_proj_bias, "out_proj_bias", dtype, work), dtype)
     out = out.reshape(length, bsz, e)
     if not batched:
         out = out.squeeze(1)

@@ -47,6 +47,7 @@ from mscompat.layers.loss_triplet import TripletMarginLoss as TripletMarginLoss
 from mscompat.layers.loss_triplet import (
     TripletMarginWithDistanceLoss as TripletMarginWithDistanceLoss,
 )
+from mscompat.layers.multihead import MultiheadAttention as MultiheadAttention
 from mscompat.layers.normalization import InstanceNorm1d as InstanceNorm1d
 from mscompat.layers.normalization import InstanceNorm2d as InstanceNorm2d
 from mscompat.layers.normalization import InstanceNorm3d as InstanceNorm3d
@@ -83,9 +84,10 @@ __all__: List[str] = [
     "EmbeddingBag", "Flatten", "Fold", "GaussianNLLLoss", "HingeEmbeddingLoss", "HuberLoss",
     "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "KLDivLoss", "LocalResponseNorm",
     "MarginRankingLoss", "MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d",
-    "MaxUnpool3d", "MultiLabelMarginLoss", "MultiMarginLoss", "NLLLoss", "PoissonNLLLoss",
-    "RMSNorm", "SoftMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss", "Unflatten",
-    "Unfold", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d",
+    "MaxUnpool3d", "MultiLabelMarginLoss", "MultiMarginLoss", "MultiheadAttention", "NLLLoss",
+    "PoissonNLLLoss", "RMSNorm", "SoftMarginLoss", "TripletMarginLoss",
+    "TripletMarginWithDistanceLoss", "Unflatten", "Unfold", "Upsample", "UpsamplingBilinear2d",
+    "UpsamplingNearest2d",
 ]
 # fmt: on
 # END GENERATED

@@ -51,6 +51,7 @@ from mscompat.layers.loss_triplet import triplet_margin_loss as triplet_margin_l
 from mscompat.layers.loss_triplet import (
     triplet_margin_with_distance_loss as triplet_margin_with_distance_loss,
 )
+from mscompat.layers.multihead import multi_head_attention_forward as multi_head_attention_forward
 from mscompat.layers.normalization import instance_norm as instance_norm
 from mscompat.layers.normalization import local_response_norm as local_response_norm
 from mscompat.layers.normalization import rms_norm as rms_norm
@@ -82,10 +83,10 @@ __all__: List[str] = [
     "embedding_bag", "fold", "gaussian_nll_loss", "grid_sample", "hinge_embedding_loss",
     "huber_loss", "instance_norm", "interpolate", "kl_div", "local_response_norm",
     "margin_ranking_loss", "max_pool1d", "max_pool2d", "max_pool3d", "max_unpool1d", "max_unpool2d",
-    "max_unpool3d", "multi_margin_loss", "multilabel_margin_loss", "nll_loss", "one_hot",
-    "poisson_nll_loss", "rms_norm", "scaled_dot_product_attention", "soft_margin_loss",
-    "triplet_margin_loss", "triplet_margin_with_distance_loss", "unfold", "upsample",
-    "upsample_bilinear", "upsample_nearest",
+    "max_unpool3d", "multi_head_attention_forward", "multi_margin_loss", "multilabel_margin_loss",
+    "nll_loss", "one_hot", "poisson_nll_loss", "rms_norm", "scaled_dot_product_attention",
+    "soft_margin_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss", "unfold",
+    "upsample", "upsample_bilinear", "upsample_nearest",
 ]
 # fmt: on
 # END GENERATED
