@@ -100,6 +100,11 @@ def _work(x: Tensor) -> Any:
     return ms.float32 if x.dtype == ms.float16 else x.dtype
 
 
+def _as(x: Tensor, dtype: Any) -> Tensor:
+    """``x`` in ``dtype`` (no op when it already is: PyNative's per-op cost)."""
+    return x if x.dtype == dtype else x.astype(dtype)
+
+
 @constexpr
 def _offsets(kernel: Ints) -> Tuple[Ints, ...]:
     """Every kernel position, row-major (PyTorch's weight order)."""
@@ -109,20 +114,28 @@ def _offsets(kernel: Ints) -> Tuple[Ints, ...]:
     return out
 
 
+def _batched_matmul(w: Tensor, x: Tensor) -> Tensor:
+    """``w (G, A, B) @ x (N, G, B, L)`` -> ``(N, G, A, L)`` as one batched matmul (a broadcast
+    ``ops.matmul`` has no gradient on CPU when ``B`` is 1: "MatMulExt ... shape1[-1] must be
+    equal to shape2[-2]")."""
+    n, g, b, length = x.shape
+    a = w.shape[1]
+    wide = ops.broadcast_to(w.expand_dims(0), (n, g, a, b)).reshape(n * g, a, b)
+    return ops.bmm(wide, x.reshape(n * g, b, length)).reshape(n, g, a, length)
+
+
 def _grouped_matmul(w: Tensor, cols: Tensor, groups: int) -> Tensor:
     """``w (G*A, B) @ cols (N, G*B, L)`` per group -> ``(N, G*A, L)``."""
     n, length = cols.shape[0], cols.shape[2]
-    if groups == 1:
-        return ops.matmul(w, cols)
     a, b = w.shape[0] // groups, w.shape[1]
-    out = ops.matmul(w.reshape(groups, a, b), cols.reshape(n, groups, b, length))
+    out = _batched_matmul(w.reshape(groups, a, b), cols.reshape(n, groups, b, length))
     return out.reshape(n, groups * a, length)
 
 
 def _finish(out: Tensor, bias: Optional[Tensor], dtype: Any) -> Tensor:
     if bias is not None:
-        out = out + bias.astype(out.dtype).reshape((1, -1) + (1,) * (out.ndim - 2))
-    return out if out.dtype == dtype else out.astype(dtype)
+        out = out + _as(bias, out.dtype).reshape((1, -1) + (1,) * (out.ndim - 2))
+    return _as(out, dtype)
 
 
 def _float_only(x: TensorSpec, *_: Any) -> Optional[str]:
@@ -158,7 +171,7 @@ def _conv_composite(
     # Strided slices are avoided: their gradient fails on CPU ("StridedSliceGrad ... out of
     # bounds") when the stride does not divide the extent.
     dtype, work = x.dtype, _work(x)
-    x = zero_pad(x.astype(work), lo, hi)
+    x = zero_pad(_as(x, work), lo, hi)
     n, c = x.shape[0], x.shape[1]
     k = tuple(w.shape[2:])
     padded = tuple(x.shape[2:])
@@ -168,7 +181,7 @@ def _conv_composite(
         kk, length, size = kk * k[i], length * out[i], size * padded[i]
     index = _im2col_index(padded, k, s, d, out)
     cols = ops.gather(x.reshape(n, c, size), index, 2).reshape(n, c * kk, length)
-    y = _grouped_matmul(w.astype(work).reshape(w.shape[0], -1), cols, g)
+    y = _grouped_matmul(_as(w, work).reshape(w.shape[0], -1), cols, g)
     return _finish(y.reshape((n, w.shape[0]) + out), b, dtype)
 
 
@@ -184,7 +197,7 @@ def _conv_aot(
 ) -> Tensor:
     dtype, work = x.dtype, _work(x)
     one_d = w.ndim == 3
-    x, w = x.astype(work), w.astype(work)
+    x, w = _as(x, work), _as(w, work)
     if one_d:  # as a 2-D convolution of height 1
         x, w = x.expand_dims(2), w.expand_dims(2)
         s, lo, hi, d = (1,) + s, (0,) + lo, (0,) + hi, (1,) + d
@@ -235,14 +248,11 @@ def _columns(x: Tensor, w: Tensor, g: int, work: Any) -> Tensor:
     kk = 1
     for k in w.shape[2:]:
         kk *= k
-    wt = w.astype(work).reshape(g, cig, rows * kk).transpose(0, 2, 1)  # (g, Cout_g*K, Cin_g)
+    wt = _as(w, work).reshape(g, cig, rows * kk).transpose(0, 2, 1)  # (g, Cout_g*K, Cin_g)
     length = 1
     for size in x.shape[2:]:
         length *= size
-    xs = x.astype(work).reshape(n, cin, length)
-    if g == 1:
-        return ops.matmul(wt[0], xs)
-    cols = ops.matmul(wt, xs.reshape(n, g, cig, length))
+    cols = _batched_matmul(wt, _as(x, work).reshape(n, g, cig, length))
     return cols.reshape(n, g * rows * kk, length)
 
 

@@ -23,6 +23,7 @@ from mscompat.layers import (
 from mscompat.testing.db._common import every_dtype_first, normal, torch_ref
 from mscompat.testing.opinfo import (
     ErrorInput,
+    KnownDifference,
     OpInfo,
     SampleInput,
     ToleranceOverride,
@@ -86,6 +87,17 @@ _F16_GRAD = ToleranceOverride(
     Tolerance(atol=2e-2, rtol=1e-2),
     "PyTorch's float16 conv3d backward rounds partial sums to float16, we round once: one "
     "element in 1,680 differs by 0.0156 (one float16 ulp at 16)",
+)
+
+
+_KNOWN = (
+    KnownDifference(
+        "nn.functional.conv_transpose3d",
+        "float32",
+        (8,),
+        "float32 summation order: the input gradient's 216-term sums of products up to 81 "
+        "(PyTorch's sample values reach 9) put one element of 500 1.1e-4 from PyTorch's",
+    ),
 )
 
 
@@ -266,11 +278,15 @@ def _entries() -> List[OpInfo]:
                     grad_argnums=(0, 1),
                     dispatch_op=f"layers.{fn.__name__}",
                     bench_input=bench or (None if transposed else _bench_conv(nd)),
+                    known=_KNOWN if (transposed and nd == 3) else (),
                     torch_opinfo=(
                         TorchOpInfo(
                             f"nn.functional.{fn.__name__}",
                             stride=2,
-                            skip_dtypes={"float16": "float16: the op database's samples"},
+                            skip_dtypes={
+                                "float16": "float16: the op database's samples",
+                                "int64": "integer convolutions are not supported (float only)",
+                            },
                         ),
                     ),
                 )
