@@ -230,8 +230,9 @@ def _conv_native(
         y = ops.conv3d(x, w, None, s, "pad", pad, d, g)
         return _finish(y, b, x.dtype)
     if w.ndim == 3:
-        y = ops.conv2d(x.expand_dims(2), w.expand_dims(2), None, (1,) + s, "pad", (0,) + pad,
-                       (1,) + d, g).squeeze(2)
+        y = ops.conv2d(
+            x.expand_dims(2), w.expand_dims(2), None, (1,) + s, "pad", (0,) + pad, (1,) + d, g
+        ).squeeze(2)
         return _finish(y, b, x.dtype)
     return _finish(ops.conv2d(x, w, None, s, "pad", pad, d, g), b, x.dtype)
 
@@ -284,8 +285,9 @@ def _conv_t_composite(
     return _finish(image[crop], b, dtype)
 
 
-def _fold_fits(x: TensorSpec, w: TensorSpec, b: Any, s: Ints, p: Ints, d: Ints, g: int,
-               size: Ints) -> Optional[str]:
+def _fold_fits(
+    x: TensorSpec, w: TensorSpec, b: Any, s: Ints, p: Ints, d: Ints, g: int, size: Ints
+) -> Optional[str]:
     inp = x.shape[2:]
     for i in range(len(s)):
         if size[i] + 2 * p[i] - d[i] * (w.shape[2 + i] - 1) - 1 >= inp[i] * s[i]:

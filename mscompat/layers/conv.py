@@ -18,7 +18,7 @@ from mindspore.ops import constexpr
 
 from mscompat._checks import check_float_tensor, check_tensor, is_int
 from mscompat.custom_ops.registry import call
-from mscompat.layers._conv_impl import CONV, CONV_T, pad_nd
+from mscompat.layers._conv_impl import CONV, CONV_T
 
 __all__ = [
     "conv1d",
@@ -90,8 +90,15 @@ def _check_bias(fn: str, b: Optional[Ints], cout: int, w: Ints) -> None:
 
 @constexpr
 def _conv_plan(
-    fn: str, nd: int, x: Ints, w: Ints, b: Optional[Ints], stride: Any, padding: Any,
-    dilation: Any, groups: Any,
+    fn: str,
+    nd: int,
+    x: Ints,
+    w: Ints,
+    b: Optional[Ints],
+    stride: Any,
+    padding: Any,
+    dilation: Any,
+    groups: Any,
 ) -> Tuple[bool, Ints, Ints, Ints, Ints, int, Ints, bool]:
     """(batched, stride, pad before, pad after, dilation, groups, output shape, whether the
     output is all bias: an empty input or output). Compile-time under ``ms.jit``."""
@@ -143,8 +150,16 @@ def _conv_plan(
 
 @constexpr
 def _conv_t_plan(
-    fn: str, nd: int, x: Ints, w: Ints, b: Optional[Ints], stride: Any, padding: Any,
-    output_padding: Any, groups: Any, dilation: Any,
+    fn: str,
+    nd: int,
+    x: Ints,
+    w: Ints,
+    b: Optional[Ints],
+    stride: Any,
+    padding: Any,
+    output_padding: Any,
+    groups: Any,
+    dilation: Any,
 ) -> Tuple[bool, Ints, Ints, Ints, int, Ints, Ints, bool]:
     """(batched, stride, padding, dilation, groups, spatial output size, output shape, whether
     the output is all bias)."""
@@ -213,13 +228,28 @@ def _bias_only(shape: Ints, bias: Optional[Tensor], dtype: Any, batched: bool) -
 # ----------------------------------------------------------------------------- functions
 
 
-def _conv(nd: int, input: Any, weight: Any, bias: Any, stride: Any, padding: Any,
-          dilation: Any, groups: Any) -> Tensor:
+def _conv(
+    nd: int,
+    input: Any,
+    weight: Any,
+    bias: Any,
+    stride: Any,
+    padding: Any,
+    dilation: Any,
+    groups: Any,
+) -> Tensor:
     fn = f"conv{nd}d"
     x, w = _tensors(fn, input, weight, bias)
     batched, s, lo, hi, d, g, shape, empty = _conv_plan(
-        fn, nd, x.shape, w.shape, None if bias is None else bias.shape, stride, padding,
-        dilation, groups,
+        fn,
+        nd,
+        x.shape,
+        w.shape,
+        None if bias is None else bias.shape,
+        stride,
+        padding,
+        dilation,
+        groups,
     )
     if empty:
         return _bias_only(shape, bias, x.dtype, batched)
@@ -227,13 +257,30 @@ def _conv(nd: int, input: Any, weight: Any, bias: Any, stride: Any, padding: Any
     return out if batched else out.squeeze(0)
 
 
-def _conv_t(nd: int, input: Any, weight: Any, bias: Any, stride: Any, padding: Any,
-            output_padding: Any, groups: Any, dilation: Any) -> Tensor:
+def _conv_t(
+    nd: int,
+    input: Any,
+    weight: Any,
+    bias: Any,
+    stride: Any,
+    padding: Any,
+    output_padding: Any,
+    groups: Any,
+    dilation: Any,
+) -> Tensor:
     fn = f"conv_transpose{nd}d"
     x, w = _tensors(fn, input, weight, bias)
     batched, s, p, d, g, size, shape, empty = _conv_t_plan(
-        fn, nd, x.shape, w.shape, None if bias is None else bias.shape, stride, padding,
-        output_padding, groups, dilation,
+        fn,
+        nd,
+        x.shape,
+        w.shape,
+        None if bias is None else bias.shape,
+        stride,
+        padding,
+        output_padding,
+        groups,
+        dilation,
     )
     if empty:
         return _bias_only(shape, bias, x.dtype, batched)
@@ -282,35 +329,71 @@ _CONV_DOC = """{n}-D convolution (cross-correlation), as :func:`torch.nn.functio
     """
 
 
-def conv1d(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None,
-           stride: IntOrTuple = 1, padding: Union[str, IntOrTuple] = 0,
-           dilation: IntOrTuple = 1, groups: int = 1) -> Tensor:
+def conv1d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Optional[Tensor] = None,
+    stride: IntOrTuple = 1,
+    padding: Union[str, IntOrTuple] = 0,
+    dilation: IntOrTuple = 1,
+    groups: int = 1,
+) -> Tensor:
     return _conv(1, input, weight, bias, stride, padding, dilation, groups)
 
 
-def conv2d(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None,
-           stride: IntOrTuple = 1, padding: Union[str, IntOrTuple] = 0,
-           dilation: IntOrTuple = 1, groups: int = 1) -> Tensor:
+def conv2d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Optional[Tensor] = None,
+    stride: IntOrTuple = 1,
+    padding: Union[str, IntOrTuple] = 0,
+    dilation: IntOrTuple = 1,
+    groups: int = 1,
+) -> Tensor:
     return _conv(2, input, weight, bias, stride, padding, dilation, groups)
 
 
-def conv3d(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None,
-           stride: IntOrTuple = 1, padding: Union[str, IntOrTuple] = 0,
-           dilation: IntOrTuple = 1, groups: int = 1) -> Tensor:
+def conv3d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Optional[Tensor] = None,
+    stride: IntOrTuple = 1,
+    padding: Union[str, IntOrTuple] = 0,
+    dilation: IntOrTuple = 1,
+    groups: int = 1,
+) -> Tensor:
     return _conv(3, input, weight, bias, stride, padding, dilation, groups)
 
 
 conv1d.__doc__ = _CONV_DOC.format(
-    n=1, dims="L", kdims="k", odims="L_out", numel=4, xshape="(1, 1, 4)", wshape="(1, 1, 2)",
+    n=1,
+    dims="L",
+    kdims="k",
+    odims="L_out",
+    numel=4,
+    xshape="(1, 1, 4)",
+    wshape="(1, 1, 2)",
     result="[1.0, 3.0, 5.0, 3.0]",
 )
 conv2d.__doc__ = _CONV_DOC.format(
-    n=2, dims="H, W", kdims="kh, kw", odims="H_out, W_out", numel=4, xshape="(1, 1, 2, 2)",
-    wshape="(1, 1, 2, 2)", result="[6.0, 4.0, 5.0, 3.0]",
+    n=2,
+    dims="H, W",
+    kdims="kh, kw",
+    odims="H_out, W_out",
+    numel=4,
+    xshape="(1, 1, 2, 2)",
+    wshape="(1, 1, 2, 2)",
+    result="[6.0, 4.0, 5.0, 3.0]",
 )
 conv3d.__doc__ = _CONV_DOC.format(
-    n=3, dims="D, H, W", kdims="kd, kh, kw", odims="D_out, H_out, W_out", numel=2,
-    xshape="(1, 1, 2, 1, 1)", wshape="(1, 1, 2, 1, 1)", result="[1.0, 1.0]",
+    n=3,
+    dims="D, H, W",
+    kdims="kd, kh, kw",
+    odims="D_out, H_out, W_out",
+    numel=2,
+    xshape="(1, 1, 2, 1, 1)",
+    wshape="(1, 1, 2, 1, 1)",
+    result="[1.0, 1.0]",
 )
 
 _CONV_T_DOC = """{n}-D transposed convolution, as :func:`torch.nn.functional.conv_transpose{n}d`.
@@ -352,36 +435,69 @@ _CONV_T_DOC = """{n}-D transposed convolution, as :func:`torch.nn.functional.con
     """
 
 
-def conv_transpose1d(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None,
-                     stride: IntOrTuple = 1, padding: IntOrTuple = 0,
-                     output_padding: IntOrTuple = 0, groups: int = 1,
-                     dilation: IntOrTuple = 1) -> Tensor:
+def conv_transpose1d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Optional[Tensor] = None,
+    stride: IntOrTuple = 1,
+    padding: IntOrTuple = 0,
+    output_padding: IntOrTuple = 0,
+    groups: int = 1,
+    dilation: IntOrTuple = 1,
+) -> Tensor:
     return _conv_t(1, input, weight, bias, stride, padding, output_padding, groups, dilation)
 
 
-def conv_transpose2d(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None,
-                     stride: IntOrTuple = 1, padding: IntOrTuple = 0,
-                     output_padding: IntOrTuple = 0, groups: int = 1,
-                     dilation: IntOrTuple = 1) -> Tensor:
+def conv_transpose2d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Optional[Tensor] = None,
+    stride: IntOrTuple = 1,
+    padding: IntOrTuple = 0,
+    output_padding: IntOrTuple = 0,
+    groups: int = 1,
+    dilation: IntOrTuple = 1,
+) -> Tensor:
     return _conv_t(2, input, weight, bias, stride, padding, output_padding, groups, dilation)
 
 
-def conv_transpose3d(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None,
-                     stride: IntOrTuple = 1, padding: IntOrTuple = 0,
-                     output_padding: IntOrTuple = 0, groups: int = 1,
-                     dilation: IntOrTuple = 1) -> Tensor:
+def conv_transpose3d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Optional[Tensor] = None,
+    stride: IntOrTuple = 1,
+    padding: IntOrTuple = 0,
+    output_padding: IntOrTuple = 0,
+    groups: int = 1,
+    dilation: IntOrTuple = 1,
+) -> Tensor:
     return _conv_t(3, input, weight, bias, stride, padding, output_padding, groups, dilation)
 
 
 conv_transpose1d.__doc__ = _CONV_T_DOC.format(
-    n=1, dims="L", kdims="k", odims="L_out", xshape="(1, 1, 2)", wshape="(1, 1, 3)",
+    n=1,
+    dims="L",
+    kdims="k",
+    odims="L_out",
+    xshape="(1, 1, 2)",
+    wshape="(1, 1, 3)",
     result="[1.0, 1.0, 2.0, 1.0, 1.0]",
 )
 conv_transpose2d.__doc__ = _CONV_T_DOC.format(
-    n=2, dims="H, W", kdims="kh, kw", odims="H_out, W_out", xshape="(1, 1, 1, 2)",
-    wshape="(1, 1, 1, 3)", result="[1.0, 1.0, 2.0, 1.0, 1.0]",
+    n=2,
+    dims="H, W",
+    kdims="kh, kw",
+    odims="H_out, W_out",
+    xshape="(1, 1, 1, 2)",
+    wshape="(1, 1, 1, 3)",
+    result="[1.0, 1.0, 2.0, 1.0, 1.0]",
 )
 conv_transpose3d.__doc__ = _CONV_T_DOC.format(
-    n=3, dims="D, H, W", kdims="kd, kh, kw", odims="D_out, H_out, W_out",
-    xshape="(1, 1, 1, 1, 2)", wshape="(1, 1, 1, 1, 3)", result="[1.0, 1.0, 2.0, 1.0, 1.0]",
+    n=3,
+    dims="D, H, W",
+    kdims="kd, kh, kw",
+    odims="D_out, H_out, W_out",
+    xshape="(1, 1, 1, 1, 2)",
+    wshape="(1, 1, 1, 1, 3)",
+    result="[1.0, 1.0, 2.0, 1.0, 1.0]",
 )

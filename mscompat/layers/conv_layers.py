@@ -191,14 +191,29 @@ class _ConvNd(_ConvBase):
         bias_init: Any = None,
     ) -> None:
         super().__init__(
-            in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
-            padding_mode, dtype, weight_init, bias_init,
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            groups,
+            bias,
+            padding_mode,
+            dtype,
+            weight_init,
+            bias_init,
         )
 
     def construct(self, input: Tensor) -> Tensor:
         if self.padding_mode == "zeros":
             return self._fn(
-                input, self.weight, self.bias, self.stride, self.padding, self.dilation,
+                input,
+                self.weight,
+                self.bias,
+                self.stride,
+                self.padding,
+                self.dilation,
                 self.groups,
             )
         _check_pad_fits(input.shape, self._lo, self._hi, self.padding_mode, type(self).__name__)
@@ -232,8 +247,18 @@ class _ConvTransposeNd(_ConvBase):
         if isinstance(padding, str):
             raise TypeError(f"{name}: padding must be an int or a tuple of ints, not a string")
         super().__init__(
-            in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
-            padding_mode, dtype, weight_init, bias_init,
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            groups,
+            bias,
+            padding_mode,
+            dtype,
+            weight_init,
+            bias_init,
         )
         self.output_padding = _ints(output_padding, self._nd, "output_padding", name, 0)
 
@@ -241,19 +266,28 @@ class _ConvTransposeNd(_ConvBase):
         op = self.output_padding
         if output_size is not None:
             op = _output_padding(
-                type(self).__name__, input.shape, tuple(output_size), self.stride, self.padding,
-                self.kernel_size, self.dilation,
+                type(self).__name__,
+                input.shape,
+                tuple(output_size),
+                self.stride,
+                self.padding,
+                self.kernel_size,
+                self.dilation,
             )
         return self._fn(
-            input, self.weight, self.bias, self.stride, self.padding, op, self.groups,
+            input,
+            self.weight,
+            self.bias,
+            self.stride,
+            self.padding,
+            op,
+            self.groups,
             self.dilation,
         )
 
 
 @constexpr
-def _output_padding(
-    name: str, shape: Ints, size: Ints, s: Ints, p: Ints, k: Ints, d: Ints
-) -> Ints:
+def _output_padding(name: str, shape: Ints, size: Ints, s: Ints, p: Ints, k: Ints, d: Ints) -> Ints:
     """PyTorch's ``_output_padding``: the output padding that gives ``output_size``."""
     nd = len(k)
     if len(size) not in (nd, nd + 1, nd + 2):
@@ -291,12 +325,14 @@ def _doc(kind: str, n: int) -> str:
         "``'circular'``.\n"
     )
     padding = "int or tuple" if kind == "ConvTranspose" else "int, tuple, 'same' or 'valid'"
-    layout = "(C_in, C_out / groups, k...)" if kind == "ConvTranspose" else (
-        "(C_out, C_in / groups, k...)"
+    layout = (
+        "(C_in, C_out / groups, k...)"
+        if kind == "ConvTranspose"
+        else ("(C_out, C_in / groups, k...)")
     )
     call = "layer(x, output_size=...)" if kind == "ConvTranspose" else "layer(x)"
     shape = (2, 4) + (5,) * n
-    return f"""{n}-D {'transposed ' if kind == 'ConvTranspose' else ''}convolution layer. \
+    return f"""{n}-D {"transposed " if kind == "ConvTranspose" else ""}convolution layer. \
 See :func:`mscompat.layers.{fn}`.
 
     Mirrors ``torch.nn.{kind}{n}d``: the weight ``{layout}`` (PyTorch's layout, so a state dict

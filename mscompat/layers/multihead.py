@@ -35,8 +35,17 @@ Shape = Tuple[int, ...]
 
 @constexpr
 def _plan(
-    q: Shape, k: Shape, v: Shape, kpm: Optional[Shape], mask: Optional[Shape], embed: Any,
-    heads: Any, separate: bool, bias_kv: bool, zero_attn: bool, static_k: Optional[Shape],
+    q: Shape,
+    k: Shape,
+    v: Shape,
+    kpm: Optional[Shape],
+    mask: Optional[Shape],
+    embed: Any,
+    heads: Any,
+    separate: bool,
+    bias_kv: bool,
+    zero_attn: bool,
+    static_k: Optional[Shape],
     static_v: Optional[Shape],
 ) -> Tuple[bool, int, int, int, int]:
     """PyTorch's shape checks; (batched, L, N, head dim, S after the appended keys)."""
@@ -78,8 +87,7 @@ def _plan(
         want = (length, src) if len(mask) == 2 else (bsz * heads, length, src)
         if tuple(mask) != want:
             raise ValueError(
-                f"{_FN}(): the shape of the {len(mask)}-D attn_mask is {mask}, but should be "
-                f"{want}"
+                f"{_FN}(): the shape of the {len(mask)}-D attn_mask is {mask}, but should be {want}"
             )
     if bias_kv and (static_k is not None or static_v is not None):
         raise ValueError(f"{_FN}(): bias_k/bias_v cannot be added to static_k/static_v")
@@ -136,7 +144,7 @@ def _pad_last(mask: Optional[Tensor]) -> Optional[Tensor]:
     return ops.concat((mask, ops.zeros(mask.shape[:-1] + (1,), mask.dtype)), -1)
 
 
-def _checked(name: str, t: Any, dtype: Any) -> Optional[Tensor]:
+def _checked(name: str, t: Any, dtype: Any) -> Any:
     if t is None:
         return None
     t = check_tensor(t, name)
@@ -241,10 +249,14 @@ def multi_head_attention_forward(
     dtype = q_in.dtype
     k_in = _checked("key", check_float_tensor(key, "key"), dtype)
     v_in = _checked("value", check_float_tensor(value, "value"), dtype)
-    for flag, name in ((add_zero_attn, "add_zero_attn"), (training, "training"),
-                       (need_weights, "need_weights"), (is_causal, "is_causal"),
-                       (use_separate_proj_weight, "use_separate_proj_weight"),
-                       (average_attn_weights, "average_attn_weights")):
+    for flag, name in (
+        (add_zero_attn, "add_zero_attn"),
+        (training, "training"),
+        (need_weights, "need_weights"),
+        (is_causal, "is_causal"),
+        (use_separate_proj_weight, "use_separate_proj_weight"),
+        (average_attn_weights, "average_attn_weights"),
+    ):
         check_bool(flag, name)
     p = check_number(dropout_p, "dropout_p")
     if not 0.0 <= p <= 1.0:
@@ -263,13 +275,23 @@ def multi_head_attention_forward(
             )
     elif in_proj_weight is None:
         raise ValueError(f"{_FN}(): in_proj_weight is None and use_separate_proj_weight=False")
-    kpm_in = None if key_padding_mask is None else check_tensor(key_padding_mask, "key_padding_mask")
+    kpm_in = (
+        None if key_padding_mask is None else check_tensor(key_padding_mask, "key_padding_mask")
+    )
     mask_in = None if attn_mask is None else check_tensor(attn_mask, "attn_mask")
     batched, length, bsz, hd, src = _plan(
-        q_in.shape, k_in.shape, v_in.shape, None if kpm_in is None else kpm_in.shape,
-        None if mask_in is None else mask_in.shape, embed_dim_to_check, num_heads,
-        use_separate_proj_weight, bias_k is not None, add_zero_attn,
-        None if static_k is None else static_k.shape, None if static_v is None else static_v.shape,
+        q_in.shape,
+        k_in.shape,
+        v_in.shape,
+        None if kpm_in is None else kpm_in.shape,
+        None if mask_in is None else mask_in.shape,
+        embed_dim_to_check,
+        num_heads,
+        use_separate_proj_weight,
+        bias_k is not None,
+        add_zero_attn,
+        None if static_k is None else static_k.shape,
+        None if static_v is None else static_v.shape,
     )
     heads, e = num_heads, q_in.shape[-1]
     work = ms.float32 if dtype == ms.float16 else dtype
@@ -290,8 +312,11 @@ def multi_head_attention_forward(
     if b_in is not None:
         bq, bk, bv = b_in[:e], b_in[e : 2 * e], b_in[2 * e :]
     if use_separate_proj_weight:
-        wq, wk, wv = (_work(q_proj_weight, "q_proj_weight", dtype, work), _work(k_proj_weight, "k_proj_weight", dtype, work),
-                      _work(v_proj_weight, "v_proj_weight", dtype, work))
+        wq, wk, wv = (
+            _work(q_proj_weight, "q_proj_weight", dtype, work),
+            _work(k_proj_weight, "k_proj_weight", dtype, work),
+            _work(v_proj_weight, "v_proj_weight", dtype, work),
+        )
     else:
         packed = _work(in_proj_weight, "in_proj_weight", dtype, work)
         wq, wk, wv = packed[:e], packed[e : 2 * e], packed[2 * e :]
@@ -305,10 +330,16 @@ def multi_head_attention_forward(
         v = ops.concat((v, ops.broadcast_to(bv_t.reshape(1, 1, e), (1, bsz, e))), 0)
         mask, kpm = _pad_last(mask), _pad_last(kpm)
     q = q.reshape(length, bsz * heads, hd).swapaxes(0, 1)
-    k = k.reshape(k.shape[0], bsz * heads, hd).swapaxes(0, 1) if static_k is None else _work(
-        static_k, "static_k", dtype, work)
-    v = v.reshape(v.shape[0], bsz * heads, hd).swapaxes(0, 1) if static_v is None else _work(
-        static_v, "static_v", dtype, work)
+    k = (
+        k.reshape(k.shape[0], bsz * heads, hd).swapaxes(0, 1)
+        if static_k is None
+        else _work(static_k, "static_k", dtype, work)
+    )
+    v = (
+        v.reshape(v.shape[0], bsz * heads, hd).swapaxes(0, 1)
+        if static_v is None
+        else _work(static_v, "static_v", dtype, work)
+    )
     if add_zero_attn:
         zeros = ops.zeros((bsz * heads, 1, hd), work)
         k, v = ops.concat((k, zeros), 1), ops.concat((v, zeros), 1)
@@ -337,17 +368,25 @@ def multi_head_attention_forward(
         weights = weights.astype(dtype)
     else:
         if mask is not None:
-            if mask.shape[0] == 1:
+            if mask.shape[0] == 1:  # noqa: SIM108 - graph mode: branches of different shapes
                 mask = mask.expand_dims(0)
             else:
                 mask = mask.reshape(bsz, heads, -1, src)
         out = scaled_dot_product_attention(
-            q.reshape(bsz, heads, length, hd), k.reshape(bsz, heads, src, hd),
-            v.reshape(bsz, heads, src, hd), mask, p, causal,
+            q.reshape(bsz, heads, length, hd),
+            k.reshape(bsz, heads, src, hd),
+            v.reshape(bsz, heads, src, hd),
+            mask,
+            p,
+            causal,
         )
         out = _rounded(out, dtype).transpose(2, 0, 1, 3).reshape(length * bsz, e)
-    out = _linear(out, _work(out_proj_weight, "out_proj_weight", dtype, work),
-                  _work(out_proj_bias, "out_proj_bias", dtype, work), dtype)
+    out = _linear(
+        out,
+        _work(out_proj_weight, "out_proj_weight", dtype, work),
+        _work(out_proj_bias, "out_proj_bias", dtype, work),
+        dtype,
+    )
     out = out.reshape(length, bsz, e)
     if not batched:
         out = out.squeeze(1)
@@ -359,11 +398,11 @@ class _OutProj(nn.Cell):
 
     def __init__(self, e: int, bias: bool, dtype: Any, init: Dict[str, Any]) -> None:
         super().__init__()
-        self.weight = Parameter(_value(init, "out_proj.weight", (e, e), Uniform(1 / math.sqrt(e)),
-                                       dtype), "weight")
+        self.weight = Parameter(
+            _value(init, "out_proj.weight", (e, e), Uniform(1 / math.sqrt(e)), dtype), "weight"
+        )
         self.bias = (
-            Parameter(_value(init, "out_proj.bias", (e,), "zeros", dtype), "bias") if bias
-            else None
+            Parameter(_value(init, "out_proj.bias", (e,), "zeros", dtype), "bias") if bias else None
         )
 
 
@@ -455,8 +494,12 @@ class MultiheadAttention(nn.Cell):
         p = check_number(dropout, "dropout")
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"dropout must be in [0, 1], but got {dropout}")
-        for flag, name in ((bias, "bias"), (add_bias_kv, "add_bias_kv"),
-                           (add_zero_attn, "add_zero_attn"), (batch_first, "batch_first")):
+        for flag, name in (
+            (bias, "bias"),
+            (add_bias_kv, "add_bias_kv"),
+            (add_zero_attn, "add_zero_attn"),
+            (batch_first, "batch_first"),
+        ):
             check_bool(flag, name)
         self.embed_dim, self.num_heads, self.dropout = e, h, p
         self.kdim = e if kdim is None else check_int(kdim, "kdim")
@@ -477,10 +520,12 @@ class MultiheadAttention(nn.Cell):
             self.in_proj_weight = param("in_proj_weight", (3 * e, e), _xavier_uniform((3 * e, e)))
         else:
             self.q_proj_weight = param("q_proj_weight", (e, e), _xavier_uniform((e, e)))
-            self.k_proj_weight = param("k_proj_weight", (e, self.kdim),
-                                       _xavier_uniform((e, self.kdim)))
-            self.v_proj_weight = param("v_proj_weight", (e, self.vdim),
-                                       _xavier_uniform((e, self.vdim)))
+            self.k_proj_weight = param(
+                "k_proj_weight", (e, self.kdim), _xavier_uniform((e, self.kdim))
+            )
+            self.v_proj_weight = param(
+                "v_proj_weight", (e, self.vdim), _xavier_uniform((e, self.vdim))
+            )
         self.in_proj_bias = param("in_proj_bias", (3 * e,), "zeros") if bias else None
         self.bias_k: Optional[Parameter] = None
         self.bias_v: Optional[Parameter] = None
@@ -504,13 +549,28 @@ class MultiheadAttention(nn.Cell):
         if self.batch_first and batched:
             query, key, value = query.swapaxes(0, 1), key.swapaxes(0, 1), value.swapaxes(0, 1)
         out, weights = multi_head_attention_forward(
-            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight,
-            self.in_proj_bias, self.bias_k, self.bias_v, self.add_zero_attn, self.dropout,
-            self.out_proj.weight, self.out_proj.bias, training=self.training,
-            key_padding_mask=key_padding_mask, need_weights=need_weights, attn_mask=attn_mask,
+            query,
+            key,
+            value,
+            self.embed_dim,
+            self.num_heads,
+            self.in_proj_weight,
+            self.in_proj_bias,
+            self.bias_k,
+            self.bias_v,
+            self.add_zero_attn,
+            self.dropout,
+            self.out_proj.weight,
+            self.out_proj.bias,
+            training=self.training,
+            key_padding_mask=key_padding_mask,
+            need_weights=need_weights,
+            attn_mask=attn_mask,
             use_separate_proj_weight=not self._qkv_same_embed_dim,
-            q_proj_weight=self.q_proj_weight, k_proj_weight=self.k_proj_weight,
-            v_proj_weight=self.v_proj_weight, average_attn_weights=average_attn_weights,
+            q_proj_weight=self.q_proj_weight,
+            k_proj_weight=self.k_proj_weight,
+            v_proj_weight=self.v_proj_weight,
+            average_attn_weights=average_attn_weights,
             is_causal=is_causal,
         )
         if self.batch_first and batched:

@@ -49,8 +49,11 @@ def _conv_samples(nd: int) -> Callable[[str, np.random.Generator], Iterator[Samp
         yield SampleInput((x[0], we, None, (1,) * (nd - 1) + (2,), "valid"), name="unbatched")
         xt = np.swapaxes(normal(rng, (2, 4) + sp[::-1], dtype), 2, -1)  # non-contiguous
         dw = normal(rng, (4, 1) + (3,) * nd, dtype)
-        yield SampleInput((xt, dw), {"padding": (2,) + (0,) * (nd - 1), "groups": 4},
-                          name="depthwise, transposed input")
+        yield SampleInput(
+            (xt, dw),
+            {"padding": (2,) + (0,) * (nd - 1), "groups": 4},
+            name="depthwise, transposed input",
+        )
         yield SampleInput((x[:0], w, b), {"groups": 2}, name="empty batch")
 
     samples.__name__ = f"conv{nd}d_samples"
@@ -65,8 +68,11 @@ def _conv_t_samples(nd: int) -> Callable[[str, np.random.Generator], Iterator[Sa
         w = normal(rng, (4, 3) + (3,) * nd, dtype)
         b = normal(rng, (6,), dtype)
         # output_padding < dilation (not < stride): past col2im's blocks, zeros at the end
-        yield SampleInput((x, w), {"padding": 1, "output_padding": 1, "dilation": 2},
-                          name="output_padding 1 < dilation 2")
+        yield SampleInput(
+            (x, w),
+            {"padding": 1, "output_padding": 1, "dilation": 2},
+            name="output_padding 1 < dilation 2",
+        )
         yield SampleInput(
             (x, w, b),
             {"stride": 2, "padding": 1, "output_padding": (1,) + (0,) * (nd - 1), "groups": 2},
@@ -134,14 +140,22 @@ def _errors(fn: Any, nd: int, transposed: bool) -> Callable[[], Iterator[ErrorIn
         yield e((x, w), {"groups": 3 if transposed else 4}, ValueError, "divisible by groups")
         yield e((x, w), {"padding": 1.5}, TypeError, "padding must be an int or a tuple")
         if transposed:
-            yield e((x, w), {"stride": 2, "output_padding": 2}, ValueError,
-                    "output_padding must be smaller than either stride or dilation")
+            yield e(
+                (x, w),
+                {"stride": 2, "output_padding": 2},
+                ValueError,
+                "output_padding must be smaller than either stride or dilation",
+            )
             yield e((x, w), {"padding": 4}, ValueError, "output size per channel would be")
         else:
             yield e((x, w), {"padding": -1}, ValueError, "padding must be non-negative")
             yield e((x, w), {"padding": "full"}, ValueError, "padding must be 'same', 'valid'")
-            yield e((x, w), {"padding": "same", "stride": 2}, ValueError,
-                    "padding='same' is not supported for strided")
+            yield e(
+                (x, w),
+                {"padding": "same", "stride": 2},
+                ValueError,
+                "padding='same' is not supported for strided",
+            )
             yield e((x, w), {"dilation": 3}, ValueError, "smaller than the dilated kernel")
 
     errors.__name__ = f"{fn.__name__}_errors"
@@ -152,8 +166,11 @@ def _bench_conv_t() -> SampleInput:
     rng = np.random.default_rng(0)
     x = normal(rng, (8, 64, 32, 32), "float32")
     w = normal(rng, (64, 32, 4, 4), "float32", 0.05)
-    return SampleInput((x, w, normal(rng, (32,), "float32")), {"stride": 2, "padding": 1},
-                       name="8x64x32x32 -> 32 channels, k=4, s=2, p=1 float32")
+    return SampleInput(
+        (x, w, normal(rng, (32,), "float32")),
+        {"stride": 2, "padding": 1},
+        name="8x64x32x32 -> 32 channels, k=4, s=2, p=1 float32",
+    )
 
 
 def _bench_conv(nd: int) -> Callable[[], SampleInput]:
@@ -162,8 +179,11 @@ def _bench_conv(nd: int) -> Callable[[], SampleInput]:
         sp = ((1024,), (32, 32), (8, 16, 16))[nd - 1]
         x = normal(rng, (8, 64) + sp, "float32")
         w = normal(rng, (64, 64) + (3,) * nd, "float32", 0.05)
-        return SampleInput((x, w, normal(rng, (64,), "float32")), {"padding": 1},
-                           name=f"8x64x{'x'.join(map(str, sp))}, 64 channels, k=3 float32")
+        return SampleInput(
+            (x, w, normal(rng, (64,), "float32")),
+            {"padding": 1},
+            name=f"8x64x{'x'.join(map(str, sp))}, 64 channels, k=3 float32",
+        )
 
     return bench
 
@@ -198,9 +218,16 @@ def _cell_samples(nd: int, transposed: bool) -> Any:
         k = (3,) + (2,) * (nd - 1)
         if transposed:
             w = normal(rng, (4, 3) + k, dtype)
-            init = {"in_channels": 4, "out_channels": 6, "kernel_size": k, "stride": 2,
-                    "padding": 1, "groups": 2, "weight_init": w,
-                    "bias_init": normal(rng, (6,), dtype)}
+            init = {
+                "in_channels": 4,
+                "out_channels": 6,
+                "kernel_size": k,
+                "stride": 2,
+                "padding": 1,
+                "groups": 2,
+                "weight_init": w,
+                "bias_init": normal(rng, (6,), dtype),
+            }
             yield SampleInput((x,), init_kwargs=init, name="groups=2, stride 2")
             if nd != 2:
                 return
@@ -209,8 +236,15 @@ def _cell_samples(nd: int, transposed: bool) -> Any:
             yield SampleInput((x, size), init_kwargs=init, name="output_size")
         else:
             w = normal(rng, (6, 2) + k, dtype)
-            init = {"in_channels": 4, "out_channels": 6, "kernel_size": k, "padding": "same",
-                    "groups": 2, "weight_init": w, "bias_init": normal(rng, (6,), dtype)}
+            init = {
+                "in_channels": 4,
+                "out_channels": 6,
+                "kernel_size": k,
+                "padding": "same",
+                "groups": 2,
+                "weight_init": w,
+                "bias_init": normal(rng, (6,), dtype),
+            }
             yield SampleInput((x,), init_kwargs=init, name="'same', groups=2")
             if nd != 2:
                 return

@@ -32,16 +32,24 @@ def _samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
     kpm = np.zeros((N, S), np.bool_)
     kpm[0, 1:3] = True
     mask = rng.random((L, S)) > 0.7
-    yield SampleInput(base, {"key_padding_mask": kpm, "attn_mask": mask},
-                      name="bool masks (True = masked), weights")
+    yield SampleInput(
+        base,
+        {"key_padding_mask": kpm, "attn_mask": mask},
+        name="bool masks (True = masked), weights",
+    )
     fmask = normal(rng, (N * H, L, S), dtype)
     fmask[1, 2] = -np.inf  # a fully masked row without weights: zeros (PyTorch's CPU kernel)
-    yield SampleInput(base, {"key_padding_mask": kpm, "attn_mask": fmask, "need_weights": False},
-                      name="3-D float mask, -inf row, no weights")
+    yield SampleInput(
+        base,
+        {"key_padding_mask": kpm, "attn_mask": fmask, "need_weights": False},
+        name="3-D float mask, -inf row, no weights",
+    )
     bk, bv = normal(rng, (1, 1, E), dtype), normal(rng, (1, 1, E), dtype)
-    yield SampleInput((q, k, v, E, H, w, b, bk, bv, True, 0.0, ow, ob),
-                      {"key_padding_mask": kpm, "average_attn_weights": False},
-                      name="bias_k/bias_v, add_zero_attn, per-head weights")
+    yield SampleInput(
+        (q, k, v, E, H, w, b, bk, bv, True, 0.0, ow, ob),
+        {"key_padding_mask": kpm, "average_attn_weights": False},
+        name="bias_k/bias_v, add_zero_attn, per-head weights",
+    )
     kd, vd = normal(rng, (S, E - 3), dtype), normal(rng, (S, 3), dtype)
     proj = {
         "use_separate_proj_weight": True,
@@ -50,11 +58,17 @@ def _samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
         "v_proj_weight": normal(rng, (E, 3), dtype, 0.3),
         "key_padding_mask": kpm[0],
     }
-    yield SampleInput((q[:, 0], kd, vd, E, H, None, None, None, None, False, 0.0, ow, None),
-                      proj, name="unbatched, kdim/vdim, no biases")
+    yield SampleInput(
+        (q[:, 0], kd, vd, E, H, None, None, None, None, False, 0.0, ow, None),
+        proj,
+        name="unbatched, kdim/vdim, no biases",
+    )
     causal = np.triu(np.full((L, S), -np.inf), 1).astype(dtype)
-    yield SampleInput(base, {"attn_mask": causal, "is_causal": True, "need_weights": False},
-                      name="is_causal (scaled_dot_product_attention's causal path)")
+    yield SampleInput(
+        base,
+        {"attn_mask": causal, "is_causal": True, "need_weights": False},
+        name="is_causal (scaled_dot_product_attention's causal path)",
+    )
 
 
 def _errors() -> Iterator[ErrorInput]:
@@ -72,16 +86,32 @@ def _errors() -> Iterator[ErrorInput]:
     yield e(base[:3] + (6,) + base[4:], None, ValueError, "expected embed_dim 6")
     yield e(base[:4] + (3,) + base[5:], None, ValueError, "must be divisible by num_heads")
     yield e((q, q[:, :1], q[:, :1]) + base[3:], None, ValueError, "key.s batch dim must be")
-    yield e(base, {"attn_mask": np.zeros((L, L + 1), np.bool_)}, ValueError,
-            r"2-D attn_mask is \(4, 5\), but should be \(4, 4\)")
-    yield e(base, {"attn_mask": np.zeros((L, L), np.int64)}, TypeError,
-            "only bool and floating types of attn_mask")
-    yield e(base, {"key_padding_mask": np.zeros((N, L + 1), np.bool_)}, ValueError,
-            "key_padding_mask must have shape")
+    yield e(
+        base,
+        {"attn_mask": np.zeros((L, L + 1), np.bool_)},
+        ValueError,
+        r"2-D attn_mask is \(4, 5\), but should be \(4, 4\)",
+    )
+    yield e(
+        base,
+        {"attn_mask": np.zeros((L, L), np.int64)},
+        TypeError,
+        "only bool and floating types of attn_mask",
+    )
+    yield e(
+        base,
+        {"key_padding_mask": np.zeros((N, L + 1), np.bool_)},
+        ValueError,
+        "key_padding_mask must have shape",
+    )
     yield e(base, {"is_causal": True}, ValueError, "is_causal=True needs attn_mask")
     yield e(base[:5] + (None,) + base[6:], None, ValueError, "in_proj_weight is None")
-    yield e(base[:7] + (np.zeros((1, 1, E), np.float32),) + base[8:], None, ValueError,
-            "bias_k and bias_v must be given together")
+    yield e(
+        base[:7] + (np.zeros((1, 1, E), np.float32),) + base[8:],
+        None,
+        ValueError,
+        "bias_k and bias_v must be given together",
+    )
     yield e(base[:10] + (1.5,) + base[11:], None, ValueError, "dropout_p must be in")
 
 
@@ -109,12 +139,23 @@ def _cell_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]
         "out_proj.weight": normal(rng, (E, E), dtype, 0.3),
         "out_proj.bias": normal(rng, (E,), dtype),
     }
-    init = {"embed_dim": E, "num_heads": H, "batch_first": True, "kdim": E - 3, "vdim": 3,
-            "add_bias_kv": True, "initial": state}
+    init = {
+        "embed_dim": E,
+        "num_heads": H,
+        "batch_first": True,
+        "kdim": E - 3,
+        "vdim": 3,
+        "add_bias_kv": True,
+        "initial": state,
+    }
     kpm = np.zeros((N, S), np.bool_)
     kpm[1, :2] = True
-    yield SampleInput((x, kv, vv), {"key_padding_mask": kpm}, init_kwargs=init,
-                      name="batch_first, kdim/vdim, bias_kv, key_padding_mask")
+    yield SampleInput(
+        (x, kv, vv),
+        {"key_padding_mask": kpm},
+        init_kwargs=init,
+        name="batch_first, kdim/vdim, bias_kv, key_padding_mask",
+    )
 
 
 def _cell_errors() -> Iterator[ErrorInput]:
@@ -133,8 +174,11 @@ def _bench() -> SampleInput:
     e, n, length = 256, 8, 196
     x = normal(rng, (length, n, e), "float32")
     w, b, ow, ob = (normal(rng, s, "float32", 0.05) for s in ((3 * e, e), (3 * e,), (e, e), (e,)))
-    return SampleInput((x, x, x, e, 8, w, b, None, None, False, 0.0, ow, ob),
-                       {"need_weights": False}, name="ViT-like L=196, N=8, E=256, 8 heads")
+    return SampleInput(
+        (x, x, x, e, 8, w, b, None, None, False, 0.0, ow, ob),
+        {"need_weights": False},
+        name="ViT-like L=196, N=8, E=256, 8 heads",
+    )
 
 
 # PyTorch's gradient samples (the ones the OpInfo test runs) are one call with dropout_p=0.5
@@ -162,8 +206,10 @@ OPS: List[OpInfo] = [
                 skip_dtypes={"float16": "float16: the op database's samples"},
             ),
         ),
-        known=tuple(KnownDifference("nn.functional.multi_head_attention_forward", d, (0,), _DROPOUT)
-                    for d in ("float32", "float64")),
+        known=tuple(
+            KnownDifference("nn.functional.multi_head_attention_forward", d, (0,), _DROPOUT)
+            for d in ("float32", "float64")
+        ),
     ),
     OpInfo(
         name="layers.MultiheadAttention",
