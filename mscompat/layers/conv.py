@@ -99,9 +99,10 @@ def _conv_plan(
     padding: Any,
     dilation: Any,
     groups: Any,
-) -> Tuple[bool, Ints, Ints, Ints, Ints, int, Ints, bool]:
-    """(batched, stride, pad before, pad after, dilation, groups, output shape, whether the
-    output is all bias: an empty input or output). Compile-time under ``ms.jit``."""
+) -> Tuple[bool, Tuple[Any, ...], Ints, bool]:
+    """(batched, the backend's arguments (stride, pad before, pad after, dilation, groups),
+    output shape, whether the output is all bias: an empty input or output). Compile-time
+    under ``ms.jit``."""
     batched = _check_shapes(fn, nd, x, w, b)
     xb = tuple(x) if batched else (1,) + tuple(x)
     s = _ints(stride, nd, "stride", fn, 1)
@@ -145,7 +146,7 @@ def _conv_plan(
     out = tuple((padded[i] - span[i]) // s[i] + 1 for i in range(nd))
     shape = (xb[0], w[0]) + out
     empty = min(xb[:1] + xb[2:]) == 0 or xb[1] == 0 or w[0] == 0
-    return batched, s, lo, hi, d, g, shape if batched else shape[1:], empty
+    return batched, (s, lo, hi, d, g), shape if batched else shape[1:], empty
 
 
 @constexpr
@@ -160,9 +161,9 @@ def _conv_t_plan(
     output_padding: Any,
     groups: Any,
     dilation: Any,
-) -> Tuple[bool, Ints, Ints, Ints, int, Ints, Ints, bool]:
-    """(batched, stride, padding, dilation, groups, spatial output size, output shape, whether
-    the output is all bias)."""
+) -> Tuple[bool, Tuple[Any, ...], Ints, bool]:
+    """(batched, the backend's arguments (stride, padding, dilation, groups, spatial output
+    size), output shape, whether the output is all bias)."""
     batched = _check_shapes(fn, nd, x, w, b)
     xb = tuple(x) if batched else (1,) + tuple(x)
     s = _ints(stride, nd, "stride", fn, 1)
@@ -197,7 +198,7 @@ def _conv_t_plan(
         )
     shape = (xb[0], cout) + size
     empty = min(xb) == 0 or cout == 0
-    return batched, s, p, d, g, size, shape if batched else shape[1:], empty
+    return batched, (s, p, d, g, size), shape if batched else shape[1:], empty
 
 
 def _tensors(fn: str, input: Any, weight: Any, bias: Any) -> Tuple[Tensor, Tensor]:
@@ -228,63 +229,18 @@ def _bias_only(shape: Ints, bias: Optional[Tensor], dtype: Any, batched: bool) -
 # ----------------------------------------------------------------------------- functions
 
 
-def _conv(
-    nd: int,
-    input: Any,
-    weight: Any,
-    bias: Any,
-    stride: Any,
-    padding: Any,
-    dilation: Any,
-    groups: Any,
-) -> Tensor:
-    fn = f"conv{nd}d"
+def _run(nd: int, transposed: bool, input: Any, weight: Any, bias: Any, *options: Any) -> Tensor:
+    """Check, answer an empty call, else dispatch ``layers.conv{nd}d`` or
+    ``layers.conv_transpose{nd}d`` with the batched input and the plan's arguments."""
+    fn = f"conv_transpose{nd}d" if transposed else f"conv{nd}d"
     x, w = _tensors(fn, input, weight, bias)
-    batched, s, lo, hi, d, g, shape, empty = _conv_plan(
-        fn,
-        nd,
-        x.shape,
-        w.shape,
-        None if bias is None else bias.shape,
-        stride,
-        padding,
-        dilation,
-        groups,
-    )
+    b_shape = None if bias is None else bias.shape
+    plan = _conv_t_plan if transposed else _conv_plan
+    batched, args, shape, empty = plan(fn, nd, x.shape, w.shape, b_shape, *options)
     if empty:
         return _bias_only(shape, bias, x.dtype, batched)
-    out = call(CONV[nd - 1], x if batched else x.expand_dims(0), w, bias, s, lo, hi, d, g)
-    return out if batched else out.squeeze(0)
-
-
-def _conv_t(
-    nd: int,
-    input: Any,
-    weight: Any,
-    bias: Any,
-    stride: Any,
-    padding: Any,
-    output_padding: Any,
-    groups: Any,
-    dilation: Any,
-) -> Tensor:
-    fn = f"conv_transpose{nd}d"
-    x, w = _tensors(fn, input, weight, bias)
-    batched, s, p, d, g, size, shape, empty = _conv_t_plan(
-        fn,
-        nd,
-        x.shape,
-        w.shape,
-        None if bias is None else bias.shape,
-        stride,
-        padding,
-        output_padding,
-        groups,
-        dilation,
-    )
-    if empty:
-        return _bias_only(shape, bias, x.dtype, batched)
-    out = call(CONV_T[nd - 1], x if batched else x.expand_dims(0), w, bias, s, p, d, g, size)
+    op = (CONV_T if transposed else CONV)[nd - 1]
+    out = call(op, x if batched else x.expand_dims(0), w, bias, *args)
     return out if batched else out.squeeze(0)
 
 
@@ -338,7 +294,7 @@ def conv1d(
     dilation: IntOrTuple = 1,
     groups: int = 1,
 ) -> Tensor:
-    return _conv(1, input, weight, bias, stride, padding, dilation, groups)
+    return _run(1, False, input, weight, bias, stride, padding, dilation, groups)
 
 
 def conv2d(
@@ -350,7 +306,7 @@ def conv2d(
     dilation: IntOrTuple = 1,
     groups: int = 1,
 ) -> Tensor:
-    return _conv(2, input, weight, bias, stride, padding, dilation, groups)
+    return _run(2, False, input, weight, bias, stride, padding, dilation, groups)
 
 
 def conv3d(
@@ -362,7 +318,7 @@ def conv3d(
     dilation: IntOrTuple = 1,
     groups: int = 1,
 ) -> Tensor:
-    return _conv(3, input, weight, bias, stride, padding, dilation, groups)
+    return _run(3, False, input, weight, bias, stride, padding, dilation, groups)
 
 
 conv1d.__doc__ = _CONV_DOC.format(
@@ -445,7 +401,7 @@ def conv_transpose1d(
     groups: int = 1,
     dilation: IntOrTuple = 1,
 ) -> Tensor:
-    return _conv_t(1, input, weight, bias, stride, padding, output_padding, groups, dilation)
+    return _run(1, True, input, weight, bias, stride, padding, output_padding, groups, dilation)
 
 
 def conv_transpose2d(
@@ -458,7 +414,7 @@ def conv_transpose2d(
     groups: int = 1,
     dilation: IntOrTuple = 1,
 ) -> Tensor:
-    return _conv_t(2, input, weight, bias, stride, padding, output_padding, groups, dilation)
+    return _run(2, True, input, weight, bias, stride, padding, output_padding, groups, dilation)
 
 
 def conv_transpose3d(
@@ -471,7 +427,7 @@ def conv_transpose3d(
     groups: int = 1,
     dilation: IntOrTuple = 1,
 ) -> Tensor:
-    return _conv_t(3, input, weight, bias, stride, padding, output_padding, groups, dilation)
+    return _run(3, True, input, weight, bias, stride, padding, output_padding, groups, dilation)
 
 
 conv_transpose1d.__doc__ = _CONV_T_DOC.format(

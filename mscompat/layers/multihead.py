@@ -242,7 +242,7 @@ def multi_head_attention_forward(
         >>> w3 = ms.Tensor(np.concatenate([np.eye(4, dtype=np.float32)] * 3))
         >>> out, weights = multi_head_attention_forward(
         ...     x, x, x, 4, 2, w3, None, None, None, False, 0.0, w, b)
-        >>> out.shape, weights.asnumpy()[0, 0].round(4).tolist()
+        >>> out.shape, weights.asnumpy()[0, 0].astype(float).round(4).tolist()
         ((3, 1, 4), [0.3333, 0.3333, 0.3333])
     """
     q_in = check_float_tensor(query, "query")
