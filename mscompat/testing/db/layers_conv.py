@@ -36,17 +36,22 @@ def _conv_samples(nd: int) -> Callable[[str, np.random.Generator], Iterator[Samp
     sp = (7, 6, 5)[:nd]
 
     def samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+        # 1-D and 3-D run the 2-D code (1-D as height 1): one sample each (the suite's time)
         x = normal(rng, (2, 4) + sp, dtype)
         w = normal(rng, (6, 2) + (3,) * nd, dtype)
         b = normal(rng, (6,), dtype)
+        we = normal(rng, (3, 4) + (2,) * nd, dtype)  # even kernel: 'same' pads one more after
+        if nd == 1:
+            yield SampleInput((x[0], we, None, 2, "valid"), name="unbatched, stride 2")
+            return
         yield SampleInput(
             (x, w, b),
             {"stride": 2, "padding": 1, "dilation": (2,) + (1,) * (nd - 1), "groups": 2},
             name="groups=2, stride 2, dilation",
         )
-        we = normal(rng, (3, 4) + (2,) * nd, dtype)  # even kernel: 'same' pads one more after
+        if nd == 3:
+            return
         yield SampleInput((x, we), {"padding": "same", "dilation": 1}, name="'same', even k")
-        yield SampleInput((x[0], we, None, (1,) * (nd - 1) + (2,), "valid"), name="unbatched")
         xt = np.swapaxes(normal(rng, (2, 4) + sp[::-1], dtype), 2, -1)  # non-contiguous
         dw = normal(rng, (4, 1) + (3,) * nd, dtype)
         yield SampleInput(
@@ -67,21 +72,24 @@ def _conv_t_samples(nd: int) -> Callable[[str, np.random.Generator], Iterator[Sa
         x = normal(rng, (2, 4) + sp, dtype)
         w = normal(rng, (4, 3) + (3,) * nd, dtype)
         b = normal(rng, (6,), dtype)
+        if nd == 1:
+            k4 = normal(rng, (4, 2, 4), dtype)
+            yield SampleInput((x[0], k4, None, 2, 1), name="unbatched, k=4, s=2, p=1 (decoder)")
+            return
         # output_padding < dilation (not < stride): past col2im's blocks, zeros at the end
         yield SampleInput(
             (x, w),
             {"padding": 1, "output_padding": 1, "dilation": 2},
             name="output_padding 1 < dilation 2",
         )
+        if nd == 3:
+            return
         yield SampleInput(
             (x, w, b),
             {"stride": 2, "padding": 1, "output_padding": (1,) + (0,) * (nd - 1), "groups": 2},
             name="groups=2, stride 2, output_padding",
         )
-        yield SampleInput((x[0], w, None, (1,) * (nd - 1) + (3,), 2), name="unbatched")
         yield SampleInput((x[:0], w, b), {"groups": 2}, name="empty batch")
-        k4 = normal(rng, (4, 2) + (4,) * nd, dtype)
-        yield SampleInput((x, k4, None, 2, 1), name="k=4, s=2, p=1 (decoder upsampling)")
 
     samples.__name__ = f"conv_transpose{nd}d_samples"
     return samples
@@ -105,18 +113,6 @@ _KNOWN = (
         "(PyTorch's sample values reach 9) put one element of 500 1.1e-4 from PyTorch's",
     ),
 )
-
-
-def _head(gen: Any, n: int) -> Any:
-    """The first ``n`` samples of ``gen`` (1-D and 3-D share the 2-D code: the suite's time)."""
-
-    def samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
-        for i, sample in enumerate(gen(dtype, rng)):
-            if i < n:
-                yield sample
-
-    samples.__name__ = gen.__name__
-    return samples
 
 
 def _errors(fn: Any, nd: int, transposed: bool) -> Callable[[], Iterator[ErrorInput]]:
@@ -228,8 +224,8 @@ def _cell_samples(nd: int, transposed: bool) -> Any:
                 "weight_init": w,
                 "bias_init": normal(rng, (6,), dtype),
             }
-            yield SampleInput((x,), init_kwargs=init, name="groups=2, stride 2")
             if nd != 2:
+                yield SampleInput((x,), init_kwargs=init, name="groups=2, stride 2")
                 return
             # PyTorch's output_size: one more than the smallest (output_padding 1)
             size = tuple(2 * (s - 1) - 2 + k[i] + 1 for i, s in enumerate(sp))
@@ -245,15 +241,16 @@ def _cell_samples(nd: int, transposed: bool) -> Any:
                 "weight_init": w,
                 "bias_init": normal(rng, (6,), dtype),
             }
-            yield SampleInput((x,), init_kwargs=init, name="'same', groups=2")
-            if nd != 2:
-                return
-            for mode in ("reflect", "replicate", "circular"):
-                yield SampleInput(
-                    (x,),
-                    init_kwargs={**init, "padding": 1, "padding_mode": mode, "stride": 2},
-                    name=f"padding_mode={mode!r}",
-                )
+            # each padding_mode once: zeros ('same') and reflect in 2-D, circular in 1-D,
+            # replicate in 3-D
+            if nd == 2:
+                yield SampleInput((x,), init_kwargs=init, name="'same', groups=2")
+            mode = {1: "circular", 2: "reflect", 3: "replicate"}[nd]
+            yield SampleInput(
+                (x,),
+                init_kwargs={**init, "padding": 1, "padding_mode": mode, "stride": 2},
+                name=f"padding_mode={mode!r}",
+            )
 
     samples.__name__ = f"{'conv_transpose' if transposed else 'conv'}{nd}d_cell_samples"
     return samples
@@ -290,12 +287,11 @@ def _entries() -> List[OpInfo]:
             fn, cell = fns[transposed][nd - 1], cells[transposed][nd - 1]
             path = f"torch.nn.functional.{fn.__name__}"
             gen = _conv_t_samples(nd) if transposed else _conv_samples(nd)
-            # 1-D and 3-D run the 2-D code: their first samples (the suite's time budget)
-            gen = gen if nd == 2 else _head(gen, 2 if transposed and nd == 1 else 1)
-            keep = 2 if transposed and nd < 3 else 1
-            # the composite, the GPU/Ascend fallback, is checked on every sample by the 3-D
-            # entries (the only backend there on CPU); here on the float64 ones
-            only = {} if nd == 3 else {"composite": ("float64",)}
+            # 1-D: float32 only (its code is the 2-D code's, checked in every dtype)
+            keep = (2 if transposed else 1) if nd == 2 else 0 if nd == 1 else 1
+            # the composite, the GPU/Ascend fallback, runs every sample of the 3-D entries (the
+            # only backend there on CPU) and the 2-D float64 ones
+            only = {"composite": ("float64",)} if nd == 2 else {"composite": ()} if nd == 1 else {}
             tol = (_F16_GRAD,) if nd == 3 and not transposed else ()
             bench = _bench_conv_t if (transposed and nd == 2) else None
             out.append(
@@ -316,9 +312,10 @@ def _entries() -> List[OpInfo]:
                     torch_opinfo=(
                         TorchOpInfo(
                             f"nn.functional.{fn.__name__}",
-                            stride=2,
+                            stride=3,
                             skip_dtypes={
                                 "float16": "float16: the op database's samples",
+                                "float64": "float64: the op database's samples",
                                 "int64": "integer convolutions are not supported (float only)",
                             },
                         ),

@@ -45,11 +45,6 @@ def _samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
         name="3-D float mask, -inf row, no weights",
     )
     bk, bv = normal(rng, (1, 1, E), dtype), normal(rng, (1, 1, E), dtype)
-    yield SampleInput(
-        (q, k, v, E, H, w, b, bk, bv, True, 0.0, ow, ob),
-        {"key_padding_mask": kpm, "average_attn_weights": False},
-        name="bias_k/bias_v, add_zero_attn, per-head weights",
-    )
     kd, vd = normal(rng, (S, E - 3), dtype), normal(rng, (S, 3), dtype)
     proj = {
         "use_separate_proj_weight": True,
@@ -57,11 +52,12 @@ def _samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
         "k_proj_weight": normal(rng, (E, E - 3), dtype, 0.3),
         "v_proj_weight": normal(rng, (E, 3), dtype, 0.3),
         "key_padding_mask": kpm[0],
+        "average_attn_weights": False,
     }
     yield SampleInput(
-        (q[:, 0], kd, vd, E, H, None, None, None, None, False, 0.0, ow, None),
+        (q[:, 0], kd, vd, E, H, None, b, bk, bv, True, 0.0, ow, None),
         proj,
-        name="unbatched, kdim/vdim, no biases",
+        name="unbatched, kdim/vdim, bias_k/bias_v, add_zero_attn, per-head weights",
     )
     causal = np.triu(np.full((L, S), -np.inf), 1).astype(dtype)
     yield SampleInput(
