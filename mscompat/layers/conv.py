@@ -244,6 +244,8 @@ def _run(nd: int, transposed: bool, input: Any, weight: Any, bias: Any, *options
     return out if batched else out.squeeze(0)
 
 
+# One text per family, each function's own example after it (a literal docstring: the
+# doctests that run are the ">>>" lines of the source).
 _CONV_DOC = """{n}-D convolution (cross-correlation), as :func:`torch.nn.functional.conv{n}d`.
 
     .. math::
@@ -275,13 +277,6 @@ _CONV_DOC = """{n}-D convolution (cross-correlation), as :func:`torch.nn.functio
             non-positive stride/dilation/groups, negative padding, ``'same'`` with a stride, a
             kernel larger than the padded input.
 
-    Example:
-        >>> import mindspore as ms, numpy as np
-        >>> from mscompat.layers import conv{n}d
-        >>> x = ms.Tensor(np.arange({numel}, dtype=np.float32).reshape({xshape}))
-        >>> w = ms.Tensor(np.ones({wshape}, np.float32))
-        >>> conv{n}d(x, w, padding="same").asnumpy().reshape(-1).tolist()
-        {result}
     """
 
 
@@ -294,6 +289,15 @@ def conv1d(
     dilation: IntOrTuple = 1,
     groups: int = 1,
 ) -> Tensor:
+    """
+    Example:
+        >>> import mindspore as ms, numpy as np
+        >>> from mscompat.layers import conv1d
+        >>> x = ms.Tensor(np.arange(4, dtype=np.float32).reshape(1, 1, 4))
+        >>> w = ms.Tensor(np.ones((1, 1, 2), np.float32))
+        >>> conv1d(x, w, padding="same").asnumpy().reshape(-1).tolist()
+        [1.0, 3.0, 5.0, 3.0]
+    """
     return _run(1, False, input, weight, bias, stride, padding, dilation, groups)
 
 
@@ -306,6 +310,15 @@ def conv2d(
     dilation: IntOrTuple = 1,
     groups: int = 1,
 ) -> Tensor:
+    """
+    Example:
+        >>> import mindspore as ms, numpy as np
+        >>> from mscompat.layers import conv2d
+        >>> x = ms.Tensor(np.arange(4, dtype=np.float32).reshape(1, 1, 2, 2))
+        >>> w = ms.Tensor(np.ones((1, 1, 2, 2), np.float32))
+        >>> conv2d(x, w, padding="same").asnumpy().reshape(-1).tolist()
+        [6.0, 4.0, 5.0, 3.0]
+    """
     return _run(2, False, input, weight, bias, stride, padding, dilation, groups)
 
 
@@ -318,6 +331,15 @@ def conv3d(
     dilation: IntOrTuple = 1,
     groups: int = 1,
 ) -> Tensor:
+    """
+    Example:
+        >>> import mindspore as ms, numpy as np
+        >>> from mscompat.layers import conv3d
+        >>> x = ms.Tensor(np.arange(2, dtype=np.float32).reshape(1, 1, 2, 1, 1))
+        >>> w = ms.Tensor(np.ones((1, 1, 2, 1, 1), np.float32))
+        >>> conv3d(x, w, padding="same").asnumpy().reshape(-1).tolist()
+        [1.0, 1.0]
+    """
     return _run(3, False, input, weight, bias, stride, padding, dilation, groups)
 
 
@@ -326,31 +348,19 @@ conv1d.__doc__ = _CONV_DOC.format(
     dims="L",
     kdims="k",
     odims="L_out",
-    numel=4,
-    xshape="(1, 1, 4)",
-    wshape="(1, 1, 2)",
-    result="[1.0, 3.0, 5.0, 3.0]",
-)
+) + (conv1d.__doc__ or "")
 conv2d.__doc__ = _CONV_DOC.format(
     n=2,
     dims="H, W",
     kdims="kh, kw",
     odims="H_out, W_out",
-    numel=4,
-    xshape="(1, 1, 2, 2)",
-    wshape="(1, 1, 2, 2)",
-    result="[6.0, 4.0, 5.0, 3.0]",
-)
+) + (conv2d.__doc__ or "")
 conv3d.__doc__ = _CONV_DOC.format(
     n=3,
     dims="D, H, W",
     kdims="kd, kh, kw",
     odims="D_out, H_out, W_out",
-    numel=2,
-    xshape="(1, 1, 2, 1, 1)",
-    wshape="(1, 1, 2, 1, 1)",
-    result="[1.0, 1.0]",
-)
+) + (conv3d.__doc__ or "")
 
 _CONV_T_DOC = """{n}-D transposed convolution, as :func:`torch.nn.functional.conv_transpose{n}d`.
 
@@ -381,13 +391,6 @@ _CONV_T_DOC = """{n}-D transposed convolution, as :func:`torch.nn.functional.con
         ValueError: wrong ranks, channels not matching the weight, a bias of the wrong shape,
             ``output_padding`` not smaller than stride or dilation, an output size below 1.
 
-    Example:
-        >>> import mindspore as ms, numpy as np
-        >>> from mscompat.layers import conv_transpose{n}d
-        >>> x = ms.Tensor(np.ones({xshape}, np.float32))
-        >>> w = ms.Tensor(np.ones({wshape}, np.float32))
-        >>> conv_transpose{n}d(x, w, stride=2).asnumpy().reshape(-1).tolist()
-        {result}
     """
 
 
@@ -401,6 +404,15 @@ def conv_transpose1d(
     groups: int = 1,
     dilation: IntOrTuple = 1,
 ) -> Tensor:
+    """
+    Example:
+        >>> import mindspore as ms, numpy as np
+        >>> from mscompat.layers import conv_transpose1d
+        >>> x = ms.Tensor(np.ones((1, 1, 2), np.float32))
+        >>> w = ms.Tensor(np.ones((1, 1, 3), np.float32))
+        >>> conv_transpose1d(x, w, stride=2).asnumpy().reshape(-1).tolist()
+        [1.0, 1.0, 2.0, 1.0, 1.0]
+    """
     return _run(1, True, input, weight, bias, stride, padding, output_padding, groups, dilation)
 
 
@@ -414,6 +426,15 @@ def conv_transpose2d(
     groups: int = 1,
     dilation: IntOrTuple = 1,
 ) -> Tensor:
+    """
+    Example:
+        >>> import mindspore as ms, numpy as np
+        >>> from mscompat.layers import conv_transpose2d
+        >>> x = ms.Tensor(np.ones((1, 1, 1, 2), np.float32))
+        >>> w = ms.Tensor(np.ones((1, 1, 1, 3), np.float32))
+        >>> conv_transpose2d(x, w, stride=2).asnumpy().reshape(-1).tolist()
+        [1.0, 1.0, 2.0, 1.0, 1.0]
+    """
     return _run(2, True, input, weight, bias, stride, padding, output_padding, groups, dilation)
 
 
@@ -427,6 +448,15 @@ def conv_transpose3d(
     groups: int = 1,
     dilation: IntOrTuple = 1,
 ) -> Tensor:
+    """
+    Example:
+        >>> import mindspore as ms, numpy as np
+        >>> from mscompat.layers import conv_transpose3d
+        >>> x = ms.Tensor(np.ones((1, 1, 1, 1, 2), np.float32))
+        >>> w = ms.Tensor(np.ones((1, 1, 1, 1, 3), np.float32))
+        >>> conv_transpose3d(x, w, stride=2).asnumpy().reshape(-1).tolist()
+        [1.0, 1.0, 2.0, 1.0, 1.0]
+    """
     return _run(3, True, input, weight, bias, stride, padding, output_padding, groups, dilation)
 
 
@@ -435,25 +465,16 @@ conv_transpose1d.__doc__ = _CONV_T_DOC.format(
     dims="L",
     kdims="k",
     odims="L_out",
-    xshape="(1, 1, 2)",
-    wshape="(1, 1, 3)",
-    result="[1.0, 1.0, 2.0, 1.0, 1.0]",
-)
+) + (conv_transpose1d.__doc__ or "")
 conv_transpose2d.__doc__ = _CONV_T_DOC.format(
     n=2,
     dims="H, W",
     kdims="kh, kw",
     odims="H_out, W_out",
-    xshape="(1, 1, 1, 2)",
-    wshape="(1, 1, 1, 3)",
-    result="[1.0, 1.0, 2.0, 1.0, 1.0]",
-)
+) + (conv_transpose2d.__doc__ or "")
 conv_transpose3d.__doc__ = _CONV_T_DOC.format(
     n=3,
     dims="D, H, W",
     kdims="kd, kh, kw",
     odims="D_out, H_out, W_out",
-    xshape="(1, 1, 1, 1, 2)",
-    wshape="(1, 1, 1, 1, 3)",
-    result="[1.0, 1.0, 2.0, 1.0, 1.0]",
-)
+) + (conv_transpose3d.__doc__ or "")

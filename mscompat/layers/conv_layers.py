@@ -309,6 +309,8 @@ def _output_padding(name: str, shape: Ints, size: Ints, s: Ints, p: Ints, k: Int
 
 
 def _doc(kind: str, n: int) -> str:
+    """The Cell's text, without its example (each class has its own: a literal docstring, so
+    the doctests that run are the source's ">>>" lines)."""
     fn = f"conv_transpose{n}d" if kind == "ConvTranspose" else f"conv{n}d"
     dims = ("L", "H, W", "D, H, W")[n - 1]
     extra = (
@@ -331,7 +333,6 @@ def _doc(kind: str, n: int) -> str:
         else ("(C_out, C_in / groups, k...)")
     )
     call = "layer(x, output_size=...)" if kind == "ConvTranspose" else "layer(x)"
-    shape = (2, 4) + (5,) * n
     return f"""{n}-D {"transposed " if kind == "ConvTranspose" else ""}convolution layer. \
 See :func:`mscompat.layers.{fn}`.
 
@@ -355,44 +356,92 @@ See :func:`mscompat.layers.{fn}`.
         - output: :math:`(N, C_{{out}}, ...)`, the size of :func:`mscompat.layers.{fn}`
           (``{call}``).
 
-    Example:
-        >>> import mindspore as ms
-        >>> from mscompat.layers import {kind}{n}d
-        >>> layer = {kind}{n}d(4, 6, 3, padding=1)
-        >>> layer(ms.ops.ones({shape}, ms.float32)).shape
-        {(2, 6) + (5,) * n}
     """
 
 
 class Conv1d(_ConvNd):
+    """
+    Example:
+        >>> import mindspore as ms
+        >>> from mscompat.layers import Conv1d
+        >>> layer = Conv1d(4, 6, 3, padding=1)
+        >>> layer(ms.ops.ones((2, 4, 5), ms.float32)).shape
+        (2, 6, 5)
+    """
+
     _nd = 1
     _fn = staticmethod(conv1d)
 
 
 class Conv2d(_ConvNd):
+    """
+    Example:
+        >>> import mindspore as ms
+        >>> from mscompat.layers import Conv2d
+        >>> layer = Conv2d(4, 6, 3, padding=1)
+        >>> layer(ms.ops.ones((2, 4, 5, 5), ms.float32)).shape
+        (2, 6, 5, 5)
+    """
+
     _nd = 2
     _fn = staticmethod(conv2d)
 
 
 class Conv3d(_ConvNd):
+    """
+    Example:
+        >>> import mindspore as ms
+        >>> from mscompat.layers import Conv3d
+        >>> layer = Conv3d(4, 6, 3, padding=1)
+        >>> layer(ms.ops.ones((2, 4, 5, 5, 5), ms.float32)).shape
+        (2, 6, 5, 5, 5)
+    """
+
     _nd = 3
     _fn = staticmethod(conv3d)
 
 
 class ConvTranspose1d(_ConvTransposeNd):
+    """
+    Example:
+        >>> import mindspore as ms
+        >>> from mscompat.layers import ConvTranspose1d
+        >>> layer = ConvTranspose1d(4, 6, 4, stride=2, padding=1)
+        >>> layer(ms.ops.ones((2, 4, 5), ms.float32)).shape
+        (2, 6, 10)
+    """
+
     _nd = 1
     _fn = staticmethod(conv_transpose1d)
 
 
 class ConvTranspose2d(_ConvTransposeNd):
+    """
+    Example:
+        >>> import mindspore as ms
+        >>> from mscompat.layers import ConvTranspose2d
+        >>> layer = ConvTranspose2d(4, 6, 4, stride=2, padding=1)
+        >>> layer(ms.ops.ones((2, 4, 5, 5), ms.float32)).shape
+        (2, 6, 10, 10)
+    """
+
     _nd = 2
     _fn = staticmethod(conv_transpose2d)
 
 
 class ConvTranspose3d(_ConvTransposeNd):
+    """
+    Example:
+        >>> import mindspore as ms
+        >>> from mscompat.layers import ConvTranspose3d
+        >>> layer = ConvTranspose3d(4, 6, 4, stride=2, padding=1)
+        >>> layer(ms.ops.ones((2, 4, 5, 5, 5), ms.float32)).shape
+        (2, 6, 10, 10, 10)
+    """
+
     _nd = 3
     _fn = staticmethod(conv_transpose3d)
 
 
 for _cls in (Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d):
-    _cls.__doc__ = _doc(_cls.__name__[:-2], _cls._nd)
+    _cls.__doc__ = _doc(_cls.__name__[:-2], _cls._nd) + (_cls.__doc__ or "")
