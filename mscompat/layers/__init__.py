@@ -10,6 +10,18 @@ from typing import List
 from mscompat.layers.attention import scaled_dot_product_attention as scaled_dot_product_attention
 from mscompat.layers.distance import PairwiseDistance as PairwiseDistance
 from mscompat.layers.distance import pairwise_distance as pairwise_distance
+from mscompat.layers.conv import conv1d as conv1d
+from mscompat.layers.conv import conv2d as conv2d
+from mscompat.layers.conv import conv3d as conv3d
+from mscompat.layers.conv import conv_transpose1d as conv_transpose1d
+from mscompat.layers.conv import conv_transpose2d as conv_transpose2d
+from mscompat.layers.conv import conv_transpose3d as conv_transpose3d
+from mscompat.layers.conv_layers import Conv1d as Conv1d
+from mscompat.layers.conv_layers import Conv2d as Conv2d
+from mscompat.layers.conv_layers import Conv3d as Conv3d
+from mscompat.layers.conv_layers import ConvTranspose1d as ConvTranspose1d
+from mscompat.layers.conv_layers import ConvTranspose2d as ConvTranspose2d
+from mscompat.layers.conv_layers import ConvTranspose3d as ConvTranspose3d
 from mscompat.layers.embedding import Embedding as Embedding
 from mscompat.layers.embedding import EmbeddingBag as EmbeddingBag
 from mscompat.layers.embedding import embedding as embedding
@@ -46,6 +58,8 @@ from mscompat.layers.loss_triplet import triplet_margin_loss as triplet_margin_l
 from mscompat.layers.loss_triplet import (
     triplet_margin_with_distance_loss as triplet_margin_with_distance_loss,
 )
+from mscompat.layers.multihead import MultiheadAttention as MultiheadAttention
+from mscompat.layers.multihead import multi_head_attention_forward as multi_head_attention_forward
 from mscompat.layers.normalization import InstanceNorm1d as InstanceNorm1d
 from mscompat.layers.normalization import InstanceNorm2d as InstanceNorm2d
 from mscompat.layers.normalization import InstanceNorm3d as InstanceNorm3d
@@ -57,6 +71,7 @@ from mscompat.layers.normalization import rms_norm as rms_norm
 
 # fmt: off
 __all__: List[str] = [
+    "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
     "CosineEmbeddingLoss", "CrossEntropyLoss", "Embedding", "EmbeddingBag", "GaussianNLLLoss",
     "HingeEmbeddingLoss", "HuberLoss", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
     "KLDivLoss", "LocalResponseNorm", "MarginRankingLoss", "MultiLabelMarginLoss",
@@ -67,6 +82,14 @@ __all__: List[str] = [
     "multilabel_margin_loss", "nll_loss", "pairwise_distance", "poisson_nll_loss", "rms_norm",
     "scaled_dot_product_attention", "soft_margin_loss", "triplet_margin_loss",
     "triplet_margin_with_distance_loss",
+    "MultiMarginLoss", "MultiheadAttention", "NLLLoss", "PoissonNLLLoss", "RMSNorm",
+    "SoftMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss", "conv1d", "conv2d",
+    "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "cosine_embedding_loss",
+    "cross_entropy", "embedding", "embedding_bag", "gaussian_nll_loss", "hinge_embedding_loss",
+    "huber_loss", "instance_norm", "kl_div", "local_response_norm", "margin_ranking_loss",
+    "multi_head_attention_forward", "multi_margin_loss", "multilabel_margin_loss", "nll_loss",
+    "poisson_nll_loss", "rms_norm", "scaled_dot_product_attention", "soft_margin_loss",
+    "triplet_margin_loss", "triplet_margin_with_distance_loss",
 ]
 # fmt: on
 # END GENERATED

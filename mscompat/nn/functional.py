@@ -28,6 +28,12 @@ from typing import List
 from mscompat.indexing.gather import one_hot as one_hot
 from mscompat.layers.attention import scaled_dot_product_attention as scaled_dot_product_attention
 from mscompat.layers.distance import pairwise_distance as pairwise_distance
+from mscompat.layers.conv import conv1d as conv1d
+from mscompat.layers.conv import conv2d as conv2d
+from mscompat.layers.conv import conv3d as conv3d
+from mscompat.layers.conv import conv_transpose1d as conv_transpose1d
+from mscompat.layers.conv import conv_transpose2d as conv_transpose2d
+from mscompat.layers.conv import conv_transpose3d as conv_transpose3d
 from mscompat.layers.embedding import embedding as embedding
 from mscompat.layers.embedding import embedding_bag as embedding_bag
 from mscompat.layers.loss_classification import cross_entropy as cross_entropy
@@ -46,6 +52,7 @@ from mscompat.layers.loss_triplet import triplet_margin_loss as triplet_margin_l
 from mscompat.layers.loss_triplet import (
     triplet_margin_with_distance_loss as triplet_margin_with_distance_loss,
 )
+from mscompat.layers.multihead import multi_head_attention_forward as multi_head_attention_forward
 from mscompat.layers.normalization import instance_norm as instance_norm
 from mscompat.layers.normalization import local_response_norm as local_response_norm
 from mscompat.layers.normalization import rms_norm as rms_norm
@@ -81,6 +88,15 @@ __all__: List[str] = [
     "scaled_dot_product_attention", "soft_margin_loss", "triplet_margin_loss",
     "triplet_margin_with_distance_loss", "unfold", "upsample", "upsample_bilinear",
     "upsample_nearest",
+    "adaptive_max_pool2d", "adaptive_max_pool3d", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
+    "conv_transpose2d", "conv_transpose3d", "cosine_embedding_loss", "cross_entropy", "embedding",
+    "embedding_bag", "fold", "gaussian_nll_loss", "grid_sample", "hinge_embedding_loss",
+    "huber_loss", "instance_norm", "interpolate", "kl_div", "local_response_norm",
+    "margin_ranking_loss", "max_pool1d", "max_pool2d", "max_pool3d", "max_unpool1d", "max_unpool2d",
+    "max_unpool3d", "multi_head_attention_forward", "multi_margin_loss", "multilabel_margin_loss",
+    "nll_loss", "one_hot", "poisson_nll_loss", "rms_norm", "scaled_dot_product_attention",
+    "soft_margin_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss", "unfold",
+    "upsample", "upsample_bilinear", "upsample_nearest",
 ]
 # fmt: on
 # END GENERATED

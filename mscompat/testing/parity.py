@@ -154,6 +154,12 @@ def _as_tuple(out: Any) -> Tuple[Any, ...]:
     return tuple(out) if isinstance(out, (tuple, list)) else (out,)
 
 
+def _outputs(out: Any) -> Tuple[Any, ...]:
+    """The outputs of a call, a ``None`` output left out on both sides (PyTorch's
+    ``multi_head_attention_forward`` returns ``(output, None)`` without weights)."""
+    return tuple(o for o in _as_tuple(out) if o is not None)
+
+
 def _ms_to_numpy(t: Any) -> np.ndarray:
     return np.asarray(t.asnumpy())
 
@@ -226,7 +232,7 @@ def run_mindspore(
     _ALIVE.append(call)
     if not grad_argnums:
         runner = ms.jit(call) if mode == "graph" else call
-        return [_ms_to_numpy(o) for o in _as_tuple(runner(*ms_args))], []
+        return [_ms_to_numpy(o) for o in _outputs(runner(*ms_args))], []
     if cotangents is None:
         raise ValueError("cotangents are needed to take gradients")
     cts: List[Any] = []
@@ -240,7 +246,7 @@ def run_mindspore(
     def loss_and_outputs(*a: Any) -> Any:
         # The outputs ride along as auxiliary values: one run (and one graph compilation)
         # gives both the forward results and the gradients.
-        outs_ = _as_tuple(call(*a))
+        outs_ = _outputs(call(*a))
         return (_weighted_sum(outs_, cts), *outs_)
 
     _ALIVE.append(loss_and_outputs)
@@ -282,7 +288,7 @@ def run_torch(
         k: torch.from_numpy(np.array(v)) if isinstance(v, np.ndarray) else v
         for k, v in (kwargs or {}).items()
     }
-    outs = _as_tuple(fn(*t_args, **t_kwargs))
+    outs = _outputs(fn(*t_args, **t_kwargs))
     np_outs = [o.detach().numpy().copy() for o in outs]
     grads: List[np.ndarray] = []
     if grad_argnums:
