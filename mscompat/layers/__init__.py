@@ -8,8 +8,6 @@ transposed convolution and pooling.
 from typing import List
 
 from mscompat.layers.attention import scaled_dot_product_attention as scaled_dot_product_attention
-from mscompat.layers.distance import PairwiseDistance as PairwiseDistance
-from mscompat.layers.distance import pairwise_distance as pairwise_distance
 from mscompat.layers.conv import conv1d as conv1d
 from mscompat.layers.conv import conv2d as conv2d
 from mscompat.layers.conv import conv3d as conv3d
@@ -22,6 +20,8 @@ from mscompat.layers.conv_layers import Conv3d as Conv3d
 from mscompat.layers.conv_layers import ConvTranspose1d as ConvTranspose1d
 from mscompat.layers.conv_layers import ConvTranspose2d as ConvTranspose2d
 from mscompat.layers.conv_layers import ConvTranspose3d as ConvTranspose3d
+from mscompat.layers.distance import PairwiseDistance as PairwiseDistance
+from mscompat.layers.distance import pairwise_distance as pairwise_distance
 from mscompat.layers.embedding import Embedding as Embedding
 from mscompat.layers.embedding import EmbeddingBag as EmbeddingBag
 from mscompat.layers.embedding import embedding as embedding
@@ -75,21 +75,15 @@ __all__: List[str] = [
     "CosineEmbeddingLoss", "CrossEntropyLoss", "Embedding", "EmbeddingBag", "GaussianNLLLoss",
     "HingeEmbeddingLoss", "HuberLoss", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
     "KLDivLoss", "LocalResponseNorm", "MarginRankingLoss", "MultiLabelMarginLoss",
-    "MultiMarginLoss", "NLLLoss", "PairwiseDistance", "PoissonNLLLoss", "RMSNorm", "SoftMarginLoss",
-    "TripletMarginLoss", "TripletMarginWithDistanceLoss", "cosine_embedding_loss", "cross_entropy",
-    "embedding", "embedding_bag", "gaussian_nll_loss", "hinge_embedding_loss", "huber_loss",
-    "instance_norm", "kl_div", "local_response_norm", "margin_ranking_loss", "multi_margin_loss",
+    "MultiMarginLoss", "MultiheadAttention", "NLLLoss", "PairwiseDistance", "PoissonNLLLoss",
+    "RMSNorm", "SoftMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss", "conv1d",
+    "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+    "cosine_embedding_loss", "cross_entropy", "embedding", "embedding_bag", "gaussian_nll_loss",
+    "hinge_embedding_loss", "huber_loss", "instance_norm", "kl_div", "local_response_norm",
+    "margin_ranking_loss", "multi_head_attention_forward", "multi_margin_loss",
     "multilabel_margin_loss", "nll_loss", "pairwise_distance", "poisson_nll_loss", "rms_norm",
     "scaled_dot_product_attention", "soft_margin_loss", "triplet_margin_loss",
     "triplet_margin_with_distance_loss",
-    "MultiMarginLoss", "MultiheadAttention", "NLLLoss", "PoissonNLLLoss", "RMSNorm",
-    "SoftMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss", "conv1d", "conv2d",
-    "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "cosine_embedding_loss",
-    "cross_entropy", "embedding", "embedding_bag", "gaussian_nll_loss", "hinge_embedding_loss",
-    "huber_loss", "instance_norm", "kl_div", "local_response_norm", "margin_ranking_loss",
-    "multi_head_attention_forward", "multi_margin_loss", "multilabel_margin_loss", "nll_loss",
-    "poisson_nll_loss", "rms_norm", "scaled_dot_product_attention", "soft_margin_loss",
-    "triplet_margin_loss", "triplet_margin_with_distance_loss",
 ]
 # fmt: on
 # END GENERATED

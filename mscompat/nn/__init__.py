@@ -23,13 +23,13 @@ Example:
 # the op database's torch_apis, by the rules of mscompat/_namespaces.py
 from typing import List
 
-from mscompat.layers.distance import PairwiseDistance as PairwiseDistance
 from mscompat.layers.conv_layers import Conv1d as Conv1d
 from mscompat.layers.conv_layers import Conv2d as Conv2d
 from mscompat.layers.conv_layers import Conv3d as Conv3d
 from mscompat.layers.conv_layers import ConvTranspose1d as ConvTranspose1d
 from mscompat.layers.conv_layers import ConvTranspose2d as ConvTranspose2d
 from mscompat.layers.conv_layers import ConvTranspose3d as ConvTranspose3d
+from mscompat.layers.distance import PairwiseDistance as PairwiseDistance
 from mscompat.layers.embedding import Embedding as Embedding
 from mscompat.layers.embedding import EmbeddingBag as EmbeddingBag
 from mscompat.layers.loss_classification import CrossEntropyLoss as CrossEntropyLoss
@@ -80,19 +80,13 @@ from mscompat.shape.reshape import Unflatten as Unflatten
 # fmt: off
 __all__: List[str] = [
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
-    "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "CosineEmbeddingLoss", "CrossEntropyLoss",
-    "Embedding", "EmbeddingBag", "Flatten", "Fold", "GaussianNLLLoss", "HingeEmbeddingLoss",
-    "HuberLoss", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "KLDivLoss",
-    "LocalResponseNorm", "MarginRankingLoss", "MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool1d",
-    "MaxUnpool2d", "MaxUnpool3d", "MultiLabelMarginLoss", "MultiMarginLoss", "NLLLoss",
-    "PairwiseDistance", "PoissonNLLLoss", "RMSNorm", "SoftMarginLoss", "TripletMarginLoss",
     "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d",
     "ConvTranspose2d", "ConvTranspose3d", "CosineEmbeddingLoss", "CrossEntropyLoss", "Embedding",
     "EmbeddingBag", "Flatten", "Fold", "GaussianNLLLoss", "HingeEmbeddingLoss", "HuberLoss",
     "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "KLDivLoss", "LocalResponseNorm",
     "MarginRankingLoss", "MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d",
     "MaxUnpool3d", "MultiLabelMarginLoss", "MultiMarginLoss", "MultiheadAttention", "NLLLoss",
-    "PoissonNLLLoss", "RMSNorm", "SoftMarginLoss", "TripletMarginLoss",
+    "PairwiseDistance", "PoissonNLLLoss", "RMSNorm", "SoftMarginLoss", "TripletMarginLoss",
     "TripletMarginWithDistanceLoss", "Unflatten", "Unfold", "Upsample", "UpsamplingBilinear2d",
     "UpsamplingNearest2d",
 ]

@@ -27,13 +27,13 @@ from typing import List
 
 from mscompat.indexing.gather import one_hot as one_hot
 from mscompat.layers.attention import scaled_dot_product_attention as scaled_dot_product_attention
-from mscompat.layers.distance import pairwise_distance as pairwise_distance
 from mscompat.layers.conv import conv1d as conv1d
 from mscompat.layers.conv import conv2d as conv2d
 from mscompat.layers.conv import conv3d as conv3d
 from mscompat.layers.conv import conv_transpose1d as conv_transpose1d
 from mscompat.layers.conv import conv_transpose2d as conv_transpose2d
 from mscompat.layers.conv import conv_transpose3d as conv_transpose3d
+from mscompat.layers.distance import pairwise_distance as pairwise_distance
 from mscompat.layers.embedding import embedding as embedding
 from mscompat.layers.embedding import embedding_bag as embedding_bag
 from mscompat.layers.loss_classification import cross_entropy as cross_entropy
@@ -79,24 +79,16 @@ from mscompat.shape.max_unpool import max_unpool3d as max_unpool3d
 # fmt: off
 __all__: List[str] = [
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
-    "adaptive_max_pool2d", "adaptive_max_pool3d", "cosine_embedding_loss", "cross_entropy",
-    "embedding", "embedding_bag", "fold", "gaussian_nll_loss", "grid_sample",
-    "hinge_embedding_loss", "huber_loss", "instance_norm", "interpolate", "kl_div",
-    "local_response_norm", "margin_ranking_loss", "max_pool1d", "max_pool2d", "max_pool3d",
-    "max_unpool1d", "max_unpool2d", "max_unpool3d", "multi_margin_loss", "multilabel_margin_loss",
-    "nll_loss", "one_hot", "pairwise_distance", "poisson_nll_loss", "rms_norm",
-    "scaled_dot_product_attention", "soft_margin_loss", "triplet_margin_loss",
-    "triplet_margin_with_distance_loss", "unfold", "upsample", "upsample_bilinear",
-    "upsample_nearest",
     "adaptive_max_pool2d", "adaptive_max_pool3d", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
     "conv_transpose2d", "conv_transpose3d", "cosine_embedding_loss", "cross_entropy", "embedding",
     "embedding_bag", "fold", "gaussian_nll_loss", "grid_sample", "hinge_embedding_loss",
     "huber_loss", "instance_norm", "interpolate", "kl_div", "local_response_norm",
     "margin_ranking_loss", "max_pool1d", "max_pool2d", "max_pool3d", "max_unpool1d", "max_unpool2d",
     "max_unpool3d", "multi_head_attention_forward", "multi_margin_loss", "multilabel_margin_loss",
-    "nll_loss", "one_hot", "poisson_nll_loss", "rms_norm", "scaled_dot_product_attention",
-    "soft_margin_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss", "unfold",
-    "upsample", "upsample_bilinear", "upsample_nearest",
+    "nll_loss", "one_hot", "pairwise_distance", "poisson_nll_loss", "rms_norm",
+    "scaled_dot_product_attention", "soft_margin_loss", "triplet_margin_loss",
+    "triplet_margin_with_distance_loss", "unfold", "upsample", "upsample_bilinear",
+    "upsample_nearest",
 ]
 # fmt: on
 # END GENERATED
