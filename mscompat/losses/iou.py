@@ -26,6 +26,8 @@ from mscompat._checks import (
     check_reduction,
     check_tensor,
 )
+from mscompat.custom_ops import box_loss as _kernels
+from mscompat.custom_ops.registry import call, register
 from mscompat.losses import _torch_math as tm
 from mscompat.losses.bbox_overlaps import overlaps
 from mscompat.losses.utils import AvgFactor, _check_avg_factor, _promote, _sum, weight_reduce_loss
@@ -278,6 +280,58 @@ def _siou_elementwise(pred: Tensor, target: Tensor, eps: float, neg_gamma: bool)
     return tm.sub(1.0, _clamp_unit(sious))
 
 
+# ----------------------------------------------------------------------------- dispatch
+
+_COMPOSITE_NOTE = "MindSpore ops, MMDetection's op sequence"
+_AOT_NOTE = "fused C++ forward and backward kernels"
+register("losses.iou_loss", "composite", note=_COMPOSITE_NOTE)(_iou_elementwise)
+register("losses.giou_loss", "composite", note=_COMPOSITE_NOTE)(_giou_elementwise)
+register("losses.diou_loss", "composite", note=_COMPOSITE_NOTE)(_diou_elementwise)
+register("losses.ciou_loss", "composite", note=_COMPOSITE_NOTE)(_ciou_elementwise)
+
+
+@_kernels.LIBRARY.backend("losses.iou_loss", _AOT_NOTE, _kernels.kernel_dtypes)
+def _iou_aot(pred: Tensor, target: Tensor, mode: str, eps: float) -> Tensor:
+    kind = _kernels.KINDS["mmdet_iou_log"]
+    if mode == "linear":
+        kind = _kernels.KINDS["mmdet_iou_linear"]
+    elif mode == "square":
+        kind = _kernels.KINDS["mmdet_iou_square"]
+    # bbox_overlaps' own eps (1e-6) bounds the union; eps bounds the IoU
+    return _kernels.box_loss(pred, target, kind, eps, 1e-6)
+
+
+@_kernels.LIBRARY.backend("losses.giou_loss", _AOT_NOTE, _kernels.kernel_dtypes)
+def _giou_aot(pred: Tensor, target: Tensor, eps: float) -> Tensor:
+    return _kernels.box_loss(pred, target, _kernels.KINDS["mmdet_giou"], eps, eps)
+
+
+@_kernels.LIBRARY.backend("losses.diou_loss", _AOT_NOTE, _kernels.kernel_dtypes)
+def _diou_aot(pred: Tensor, target: Tensor, eps: float) -> Tensor:
+    return _kernels.box_loss(pred, target, _kernels.KINDS["mmdet_diou"], eps, eps)
+
+
+@_kernels.LIBRARY.backend("losses.ciou_loss", _AOT_NOTE, _kernels.kernel_dtypes)
+def _ciou_aot(pred: Tensor, target: Tensor, eps: float) -> Tensor:
+    return _kernels.box_loss(pred, target, _kernels.KINDS["mmdet_ciou"], eps, eps)
+
+
+def _iou_call(pred: Tensor, target: Tensor, mode: str, eps: float) -> Tensor:
+    return call("losses.iou_loss", pred, target, mode, eps)
+
+
+def _giou_call(pred: Tensor, target: Tensor, eps: float) -> Tensor:
+    return call("losses.giou_loss", pred, target, eps)
+
+
+def _diou_call(pred: Tensor, target: Tensor, eps: float) -> Tensor:
+    return call("losses.diou_loss", pred, target, eps)
+
+
+def _ciou_call(pred: Tensor, target: Tensor, eps: float) -> Tensor:
+    return call("losses.ciou_loss", pred, target, eps)
+
+
 # ----------------------------------------------------------------------------- functions
 
 _LOSS_ARGS = """
@@ -337,9 +391,7 @@ def iou_loss(
         mode = "linear"
         warnings.warn(_LINEAR_WARNING, stacklevel=2)
     check_number(eps, "eps")
-    return _finish(
-        _iou_elementwise, pred, target, weight, reduction, avg_factor, pred.dtype, 0, mode, eps
-    )
+    return _finish(_iou_call, pred, target, weight, reduction, avg_factor, pred.dtype, 0, mode, eps)
 
 
 def bounded_iou_loss(
@@ -435,7 +487,7 @@ def giou_loss(
     """
     pred, target = _check_boxes(pred, target, reduction, avg_factor)
     check_number(eps, "eps")
-    return _simple(_giou_elementwise, pred, target, weight, reduction, avg_factor, pred.dtype, eps)
+    return _simple(_giou_call, pred, target, weight, reduction, avg_factor, pred.dtype, eps)
 
 
 def diou_loss(
@@ -470,7 +522,7 @@ def diou_loss(
     pred, target = _check_boxes(pred, target, reduction, avg_factor)
     check_number(eps, "eps")
     dtype = _promoted(pred, target)
-    return _simple(_diou_elementwise, pred, target, weight, reduction, avg_factor, dtype, eps)
+    return _simple(_diou_call, pred, target, weight, reduction, avg_factor, dtype, eps)
 
 
 def ciou_loss(
@@ -511,7 +563,7 @@ def ciou_loss(
     pred, target = _check_boxes(pred, target, reduction, avg_factor)
     check_number(eps, "eps")
     dtype = _promote(_promoted(pred, target), F32)
-    return _simple(_ciou_elementwise, pred, target, weight, reduction, avg_factor, dtype, eps)
+    return _simple(_ciou_call, pred, target, weight, reduction, avg_factor, dtype, eps)
 
 
 def eiou_loss(
