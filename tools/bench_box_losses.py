@@ -138,7 +138,17 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=30)
     parser.add_argument("--backends", default="aot,composite")
     parser.add_argument("--only", default="", help="substring of the row names to run")
+    parser.add_argument(
+        "--torch-threads",
+        type=int,
+        default=1,
+        help="torch.set_num_threads (default 1: at 10k boxes every torch op is below its "
+        "parallel grain of 32768 elements, so extra threads only spin; next to MindSpore's "
+        "threads on a 2-core machine they made torch's backward 10-400x slower)",
+    )
     args = parser.parse_args()
+    if args.torch_threads > 0:
+        torch.set_num_threads(args.torch_threads)
     ms.set_context(mode=ms.PYNATIVE_MODE, device_target="CPU")
     p, t = _boxes(args.n)
     mp, mt = ms.Tensor(p), ms.Tensor(t)

@@ -15,7 +15,7 @@ import mindspore as ms
 import numpy as np
 from mindspore import Tensor
 
-from mscompat.custom_ops.aot import FLOATS, Entry, KernelLibrary, expect, zeros
+from mscompat.custom_ops.aot import FLOATS, Entry, KernelLibrary, expect, shape_of, zeros
 from mscompat.custom_ops.registry import TensorSpec, device_target
 
 __all__ = ["KERNELS", "KINDS", "LIBRARY", "box_loss", "kernel_dtypes", "probe"]
@@ -40,14 +40,6 @@ def _fwd_shape(pred: Any, target: Any, coef: Any) -> Any:
     return list(pred)[:-1]
 
 
-def _bwd_shape(pred: Any, target: Any, coef: Any, dloss: Any) -> Any:
-    return list(pred), list(target)
-
-
-def _bwd_dtype(pred: Any, target: Any, coef: Any, dloss: Any) -> Any:
-    return pred, pred
-
-
 def _bprop(pred: Tensor, target: Tensor, coef: Tensor, out: Tensor, dout: Tensor) -> Any:
     dpred, dtarget = KERNELS[device_target()]["BoxLossBackward"](pred, target, coef, dout)
     return (dpred, dtarget) + zeros(coef)
@@ -66,14 +58,8 @@ LIBRARY = KernelLibrary(
     "box_loss",
     [
         Entry("BoxLossForward", "pred target coef -> loss", FLOATS, _fwd_shape, _bprop),
-        Entry(
-            "BoxLossBackward",
-            "pred target coef dloss -> dpred dtarget",
-            FLOATS,
-            _bwd_shape,
-            bprop=None,
-            out_dtype=_bwd_dtype,
-        ),
+        # no second derivative
+        Entry("BoxLossBackward", "pred target coef dloss -> dp dt", FLOATS, shape_of(0, 1), None),
     ],
     _self_check,
 )

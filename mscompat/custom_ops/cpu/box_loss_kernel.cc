@@ -89,6 +89,30 @@ struct Grads {
   T p[4] = {T(0), T(0), T(0), T(0)};
   T t[4] = {T(0), T(0), T(0), T(0)};
 
+  // Gradients of the widths and heights (x2 - x1, y2 - y1) of p and t: gs = {w_p, h_p, w_t, h_t}.
+  void Sizes(const T gs[4]) {
+    p[2] += gs[0];
+    p[0] -= gs[0];
+    p[3] += gs[1];
+    p[1] -= gs[1];
+    t[2] += gs[2];
+    t[0] -= gs[2];
+    t[3] += gs[3];
+    t[1] -= gs[3];
+  }
+
+  // Gradients of the sums p[0] + p[2] and p[1] + p[3], which t's sums are subtracted from.
+  void Centres(T gx, T gy) {
+    p[0] += gx;
+    p[2] += gx;
+    t[0] -= gx;
+    t[2] -= gx;
+    p[1] += gy;
+    p[3] += gy;
+    t[1] -= gy;
+    t[3] -= gy;
+  }
+
   // g into maximum(p[i], t[i]) (or minimum with `is_min`).
   void Extreme(const T *pb, const T *tb, int i, T g, bool is_min) {
     T wp, wt;
@@ -290,14 +314,7 @@ T MmdetDistance(int kind, const T *p, const T *t, T eps, T dl, Grads<T> *g) {
     g_q = -g_c;
     T gw[4];
     a.Grad(w1, h1, w2, h2, factor, g_q * alpha, gw);
-    g->p[2] += gw[0];
-    g->p[0] -= gw[0];
-    g->p[3] += gw[1];
-    g->p[1] -= gw[1];
-    g->t[2] += gw[2];
-    g->t[0] -= gw[2];
-    g->t[3] += gw[3];
-    g->t[1] -= gw[3];
+    g->Sizes(gw);
   } else {
     g_ious = -dl;
     g_q = dl;
@@ -307,14 +324,7 @@ T MmdetDistance(int kind, const T *p, const T *t, T eps, T dl, Grads<T> *g) {
   const T g_c2 = -g_q * (q / c2);
   const T g_sx = (g_rho2 / T(4)) * (T(2) * sx);
   const T g_sy = (g_rho2 / T(4)) * (T(2) * sy);
-  g->t[0] += g_sx;
-  g->t[2] += g_sx;
-  g->p[0] -= g_sx;
-  g->p[2] -= g_sx;
-  g->t[1] += g_sy;
-  g->t[3] += g_sy;
-  g->p[1] -= g_sy;
-  g->p[3] -= g_sy;
+  g->Centres(-g_sx, -g_sy);  // sx = (t1 + t2) - (p1 + p2)
   const T g_cw = dcw >= T(0) ? g_c2 * (T(2) * cw) : T(0);
   const T g_ch = dch >= T(0) ? g_c2 * (T(2) * ch) : T(0);
   c.Outer(p, t, -g_cw, -g_ch, g_cw, g_ch, g);
@@ -377,14 +387,7 @@ T Torchvision(int kind, const T *p, const T *t, T eps, T eps2, T dl, Grads<T> *g
     const T g_diag = -dl * (q / diag);
     const T g_ex = g_cd * (T(2) * ex) / T(2);
     const T g_ey = g_cd * (T(2) * ey) / T(2);
-    g->p[0] += g_ex;
-    g->p[2] += g_ex;
-    g->t[0] -= g_ex;
-    g->t[2] -= g_ex;
-    g->p[1] += g_ey;
-    g->p[3] += g_ey;
-    g->t[1] -= g_ey;
-    g->t[3] -= g_ey;
+    g->Centres(g_ex, g_ey);
     g_er0 = g_diag * (T(2) * cw);
     g_el0 = -g_er0;
     g_er1 = g_diag * (T(2) * ch);
@@ -392,14 +395,7 @@ T Torchvision(int kind, const T *p, const T *t, T eps, T eps2, T dl, Grads<T> *g
     if (kind == kTvCiou) {
       T gw[4];
       a.Grad(w1, h1, w2, h2, factor, dl * alpha, gw);
-      g->p[2] += gw[0];
-      g->p[0] -= gw[0];
-      g->p[3] += gw[1];
-      g->p[1] -= gw[1];
-      g->t[2] += gw[2];
-      g->t[0] -= gw[2];
-      g->t[3] += gw[3];
-      g->t[1] -= gw[3];
+      g->Sizes(gw);
     }
   }
   c.Outer(p, t, g_el0, g_el1, g_er0, g_er1, g);
@@ -450,14 +446,14 @@ int64_t Pairs(int *ndims, int64_t **shapes, const char **dtypes, int loss_at,
   return NumElements(nd - 1, shapes[0]);
 }
 
-}  // namespace
-
-extern "C" int BoxLossForward(int nparam, void **params, int *ndims, int64_t **shapes,
-                              const char **dtypes, void *, void *) {
-  if (nparam != 4) return kBadArity;
-  // params: pred, target, coef, loss
+// Both entry points: params pred, target, coef, then the loss (forward) or dloss, dpred,
+// dtarget (backward).
+int Launch(bool backward, int nparam, void **params, int *ndims, int64_t **shapes,
+           const char **dtypes) {
+  if (nparam != (backward ? 6 : 4)) return kBadArity;
   int rc;
-  const int64_t n = Pairs(ndims, shapes, dtypes, 3, {0, 1}, &rc);
+  const int64_t n = backward ? Pairs(ndims, shapes, dtypes, 3, {0, 1, 4, 5}, &rc)
+                             : Pairs(ndims, shapes, dtypes, 3, {0, 1}, &rc);
   if (n < 0) return rc;
   return mscompat::ByDtype<float, double>(dtypes[0], [&](auto v) -> int {
     using T = decltype(v);
@@ -467,37 +463,20 @@ extern "C" int BoxLossForward(int nparam, void **params, int *ndims, int64_t **s
     const T eps = c[1], eps2 = c[2];
     const T *p = static_cast<const T *>(params[0]);
     const T *t = static_cast<const T *>(params[1]);
-    T *loss = static_cast<T *>(params[3]);
-    ParallelFor(n, 1, [=](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i)
-        loss[i] = BoxLoss<T>(kind, p + 4 * i, t + 4 * i, eps, eps2, T(0), nullptr);
-    });
-    return kOk;
-  });
-}
-
-extern "C" int BoxLossBackward(int nparam, void **params, int *ndims, int64_t **shapes,
-                               const char **dtypes, void *, void *) {
-  if (nparam != 6) return kBadArity;
-  // params: pred, target, coef, dloss, dpred, dtarget
-  int rc;
-  const int64_t n = Pairs(ndims, shapes, dtypes, 3, {0, 1, 4, 5}, &rc);
-  if (n < 0) return rc;
-  return mscompat::ByDtype<float, double>(dtypes[0], [&](auto v) -> int {
-    using T = decltype(v);
-    const T *c = static_cast<const T *>(params[2]);
-    const int kind = static_cast<int>(c[0]);
-    if (!KnownKind(kind)) return kBadOption;
-    const T eps = c[1], eps2 = c[2];
-    const T *p = static_cast<const T *>(params[0]);
-    const T *t = static_cast<const T *>(params[1]);
-    const T *dloss = static_cast<const T *>(params[3]);
+    T *out = static_cast<T *>(params[3]);  // the loss, or dloss (read only)
+    if (!backward) {
+      ParallelFor(n, 1, [=](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i)
+          out[i] = BoxLoss<T>(kind, p + 4 * i, t + 4 * i, eps, eps2, T(0), nullptr);
+      });
+      return kOk;
+    }
     T *dp = static_cast<T *>(params[4]);
     T *dt = static_cast<T *>(params[5]);
     ParallelFor(n, 4, [=](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
         Grads<T> g;
-        BoxLoss<T>(kind, p + 4 * i, t + 4 * i, eps, eps2, dloss[i], &g);
+        BoxLoss<T>(kind, p + 4 * i, t + 4 * i, eps, eps2, out[i], &g);
         for (int k = 0; k < 4; ++k) {
           dp[4 * i + k] = g.p[k];
           dt[4 * i + k] = g.t[k];
@@ -506,4 +485,16 @@ extern "C" int BoxLossBackward(int nparam, void **params, int *ndims, int64_t **
     });
     return kOk;
   });
+}
+
+}  // namespace
+
+extern "C" int BoxLossForward(int nparam, void **params, int *ndims, int64_t **shapes,
+                              const char **dtypes, void *, void *) {
+  return Launch(false, nparam, params, ndims, shapes, dtypes);
+}
+
+extern "C" int BoxLossBackward(int nparam, void **params, int *ndims, int64_t **shapes,
+                               const char **dtypes, void *, void *) {
+  return Launch(true, nparam, params, ndims, shapes, dtypes);
 }
