@@ -87,8 +87,14 @@ def _rows() -> Dict[str, Tuple[str, Pair]]:
             "losses.iou_loss",
             (_ms_iou, lambda p, t: mmdet_box.iou_loss(p, t, **mean)),
         ),
-        "mmdet diou_loss": ("losses.diou_loss", (_ms_diou, lambda p, t: mmdet_box.diou_loss(p, t, **mean))),
-        "mmdet ciou_loss": ("losses.ciou_loss", (_ms_ciou, lambda p, t: mmdet_box.ciou_loss(p, t, **mean))),
+        "mmdet diou_loss": (
+            "losses.diou_loss",
+            (_ms_diou, lambda p, t: mmdet_box.diou_loss(p, t, **mean)),
+        ),
+        "mmdet ciou_loss": (
+            "losses.ciou_loss",
+            (_ms_ciou, lambda p, t: mmdet_box.ciou_loss(p, t, **mean)),
+        ),
         "tv generalized_box_iou_loss": (
             "vision.generalized_box_iou_loss",
             (_ms_tv_giou, lambda p, t: tv_ops.generalized_box_iou_loss(p, t, "mean")),
@@ -114,7 +120,9 @@ def _block(fn: Callable[[], Any], repeat: int) -> float:
     return statistics.median(times)
 
 
-def _compare(ms_fn: Callable[[], Any], torch_fn: Callable[[], Any], rounds: int, repeat: int) -> Any:
+def _compare(
+    ms_fn: Callable[[], Any], torch_fn: Callable[[], Any], rounds: int, repeat: int
+) -> Any:
     ratios, ms_t, th_t = [], [], []
     for _ in range(rounds):
         a = _block(torch_fn, repeat)
@@ -152,11 +160,15 @@ def main() -> None:
     ms.set_context(mode=ms.PYNATIVE_MODE, device_target="CPU")
     p, t = _boxes(args.n)
     mp, mt = ms.Tensor(p), ms.Tensor(t)
-    print(f"{args.n} box pairs, float32; torch {torch.__version__} ({torch.get_num_threads()} "
-          f"threads), torchvision side: {TV_SOURCE}; ratio = graph / torch eager, median "
-          f"[min, max] of {args.rounds} alternating blocks of {args.repeat} calls")
-    print(f"{'row':34s} {'backend':10s} {'pass':17s} {'torch ms':>9s} {'graph ms':>9s} "
-          f"{'ratio':>6s} {'[min, max]':>14s}")
+    print(
+        f"{args.n} box pairs, float32; torch {torch.__version__} ({torch.get_num_threads()} "
+        f"threads), torchvision side: {TV_SOURCE}; ratio = graph / torch eager, median "
+        f"[min, max] of {args.rounds} alternating blocks of {args.repeat} calls"
+    )
+    print(
+        f"{'row':34s} {'backend':10s} {'pass':17s} {'torch ms':>9s} {'graph ms':>9s} "
+        f"{'ratio':>6s} {'[min, max]':>14s}"
+    )
     results: List[str] = []
     for name, (op, (ms_fn, th_fn)) in _rows().items():
         if args.only and args.only not in name:
@@ -186,10 +198,15 @@ def main() -> None:
                 loss, (gp, gt) = f(mp, mt)
                 return gp.asnumpy(), gt.asnumpy()
 
-            for label, mfn, tfn in (("forward", ms_fwd, th_fwd), ("forward+backward", ms_both, th_both)):
+            for label, mfn, tfn in (
+                ("forward", ms_fwd, th_fwd),
+                ("forward+backward", ms_both, th_both),
+            ):
                 th_ms, g_ms, ratio, lo, hi = _compare(mfn, tfn, args.rounds, args.repeat)
-                line = (f"{name:34s} {backend:10s} {label:17s} {th_ms:9.3f} {g_ms:9.3f} "
-                        f"{ratio:6.2f} [{lo:5.2f}, {hi:5.2f}]")
+                line = (
+                    f"{name:34s} {backend:10s} {label:17s} {th_ms:9.3f} {g_ms:9.3f} "
+                    f"{ratio:6.2f} [{lo:5.2f}, {hi:5.2f}]"
+                )
                 print(line, flush=True)
                 results.append(line)
 
