@@ -13,19 +13,8 @@ from typing import Optional
 from mindspore import Tensor, ops
 
 from mscompat._checks import check_bool, check_number
+from mscompat.losses import _iou_common as common
 from mscompat.losses import _torch_math as tm
-from mscompat.losses._iou_common import (
-    F32,
-    BoxLoss,
-    centre_terms,
-    check_boxes,
-    clamp_unit,
-    fill_docs,
-    finish,
-    promoted,
-    simple,
-    wh,
-)
 from mscompat.losses.utils import AvgFactor, _promote
 
 __all__ = [
@@ -102,18 +91,18 @@ def _eiou_elementwise(pred: Tensor, target: Tensor, smooth_point: float, eps: fl
     )
     union = tm.add(tm.sub(areas, inter), eps)
     ious = tm.sub(1.0, tm.div(inter, union))
-    sign = tm.stop(tm.compare_scalar(lambda x, s: x < s, ious, smooth_point)).astype(F32)
+    sign = tm.stop(tm.compare_scalar(lambda x, s: x < s, ious, smooth_point)).astype(common.F32)
     quad = tm.div(tm.mul(tm.mul(0.5, sign), tm.square(ious)), smooth_point)
     lin = tm.mul(tm.sub(1.0, sign), tm.ew(lambda x, s: x - 0.5 * s, ious, smooth_point))
     return tm.add(quad, lin)
 
 
 def _siou_elementwise(pred: Tensor, target: Tensor, eps: float, neg_gamma: bool) -> Tensor:
-    ious, e1, e2 = centre_terms(pred, target, eps)
+    ious, e1, e2 = common.centre_terms(pred, target, eps)
     enclose_wh = tm.clamp_min(tm.sub(e2, e1), eps)  # MMDetection: clamp(min=eps), not 0
     cw, ch = enclose_wh[:, 0], enclose_wh[:, 1]
-    w1, h1 = wh(pred, eps)
-    w2, h2 = wh(target, eps)
+    w1, h1 = common.wh(pred, eps)
+    w2, h2 = common.wh(target, eps)
     # MMDetection sums t1 + t2 - p1 - p2 left to right here (float16 rounds differently from
     # DIoU's (t1 + t2) - (p1 + p2))
     s_cw = tm.add(tm.mul(_gap_left_to_right(pred, target, 0), 0.5), eps)
@@ -137,7 +126,7 @@ def _siou_elementwise(pred: Tensor, target: Tensor, eps: float, neg_gamma: bool)
 
     shape_cost = tm.add(shape_term(w1, w2), shape_term(h1, h2))
     sious = tm.sub(ious, tm.mul(0.5, tm.add(distance_cost, shape_cost)))
-    return tm.sub(1.0, clamp_unit(sious))
+    return tm.sub(1.0, common.clamp_unit(sious))
 
 
 # ----------------------------------------------------------------------------- functions
@@ -179,17 +168,17 @@ def bounded_iou_loss(
         >>> round(float(bounded_iou_loss(pred, target)), 4)
         0.1222
     """
-    pred, target = check_boxes(pred, target, reduction, avg_factor)
+    pred, target = common.check_boxes(pred, target, reduction, avg_factor)
     check_number(beta, "beta")
     check_number(eps, "eps")
-    return finish(
+    return common.finish(
         _bounded_elementwise,
         pred,
         target,
         weight,
         reduction,
         avg_factor,
-        promoted(pred, target),
+        common.promoted(pred, target),
         4,
         beta,
         eps,
@@ -230,11 +219,11 @@ def eiou_loss(
         >>> round(float(eiou_loss(pred, target)), 4)
         0.6167
     """
-    pred, target = check_boxes(pred, target, reduction, avg_factor)
+    pred, target = common.check_boxes(pred, target, reduction, avg_factor)
     check_number(smooth_point, "smooth_point")
     check_number(eps, "eps")
-    dtype = _promote(promoted(pred, target), F32)
-    return simple(
+    dtype = _promote(common.promoted(pred, target), common.F32)
+    return common.simple(
         _eiou_elementwise, pred, target, weight, reduction, avg_factor, dtype, smooth_point, eps
     )
 
@@ -274,22 +263,22 @@ def siou_loss(
         >>> round(float(siou_loss(pred, pred)), 4)
         0.0
     """
-    pred, target = check_boxes(pred, target, reduction, avg_factor)
+    pred, target = common.check_boxes(pred, target, reduction, avg_factor)
     check_number(eps, "eps")
     check_bool(neg_gamma, "neg_gamma")
-    dtype = promoted(pred, target)
-    return simple(
+    dtype = common.promoted(pred, target)
+    return common.simple(
         _siou_elementwise, pred, target, weight, reduction, avg_factor, dtype, eps, neg_gamma
     )
 
 
-fill_docs(bounded_iou_loss, eiou_loss, siou_loss)
+common.fill_docs(bounded_iou_loss, eiou_loss, siou_loss)
 
 
 # ----------------------------------------------------------------------------- Cells
 
 
-class BoundedIoULoss(BoxLoss):
+class BoundedIoULoss(common.BoxLoss):
     """Bounded IoU loss Cell, MMDetection's ``BoundedIoULoss``. See :func:`bounded_iou_loss`.
 
     A ``weight`` with no positive entry returns ``(pred * weight).sum()``; ``weight`` is not
@@ -327,7 +316,7 @@ class BoundedIoULoss(BoxLoss):
         return bounded_iou_loss(p, t, w, r, af, self.beta, self.eps)
 
 
-class EIoULoss(BoxLoss):
+class EIoULoss(common.BoxLoss):
     """Smooth EIoU loss Cell, MMDetection's ``EIoULoss``. See :func:`eiou_loss`; the
     ``forward`` is :class:`GIoULoss`'s.
 
@@ -360,7 +349,7 @@ class EIoULoss(BoxLoss):
         return eiou_loss(p, t, w, r, af, self.smooth_point, self.eps)
 
 
-class SIoULoss(BoxLoss):
+class SIoULoss(common.BoxLoss):
     """SIoU loss Cell, MMDetection's ``SIoULoss``. See :func:`siou_loss`; the ``forward`` is
     :class:`GIoULoss`'s.
 
