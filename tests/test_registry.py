@@ -211,6 +211,7 @@ _X = _R.standard_normal((2, 3, 6, 6)).astype(np.float32)
 _X5 = _R.standard_normal((1, 2, 3, 3, 3)).astype(np.float32)
 _G4 = _R.uniform(-1, 1, (2, 4, 4, 2)).astype(np.float32)
 _G5 = _R.uniform(-1, 1, (1, 2, 2, 2, 3)).astype(np.float32)
+_BOX = np.array([[0, 0, 2, 3], [1, 1, 4, 2], [2, 0, 3, 5]], np.float32)
 _CORNERS = {"align_corners": True}
 _AA = {"antialias": True}
 
@@ -238,6 +239,8 @@ CALLS = [
     ("shape.topk", lambda d: (_t(_X, d), 3), {}),
     ("shape.fold", lambda d: (_t(_X.reshape(2, 12, 9), d), (4, 4), 2), {}),
     ("shape.fold", lambda d: (_t(_X.reshape(2, 12, 9) > 0, ms.int32), (4, 4), 2), {}),
+    ("losses.giou_loss", lambda d: (_t(_BOX, d), _t(_BOX[::-1].copy(), d)), {}),
+    ("vision.complete_box_iou_loss", lambda d: (_t(_BOX, d), _t(_BOX[::-1].copy(), d)), {}),
 ]
 
 

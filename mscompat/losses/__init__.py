@@ -36,20 +36,20 @@ from mscompat.losses.ghm import GHMC as GHMC
 from mscompat.losses.ghm import GHMR as GHMR
 from mscompat.losses.ghm import ghmc_loss as ghmc_loss
 from mscompat.losses.ghm import ghmr_loss as ghmr_loss
-from mscompat.losses.iou import BoundedIoULoss as BoundedIoULoss
 from mscompat.losses.iou import CIoULoss as CIoULoss
 from mscompat.losses.iou import DIoULoss as DIoULoss
-from mscompat.losses.iou import EIoULoss as EIoULoss
 from mscompat.losses.iou import GIoULoss as GIoULoss
 from mscompat.losses.iou import IoULoss as IoULoss
-from mscompat.losses.iou import SIoULoss as SIoULoss
-from mscompat.losses.iou import bounded_iou_loss as bounded_iou_loss
 from mscompat.losses.iou import ciou_loss as ciou_loss
 from mscompat.losses.iou import diou_loss as diou_loss
-from mscompat.losses.iou import eiou_loss as eiou_loss
 from mscompat.losses.iou import giou_loss as giou_loss
 from mscompat.losses.iou import iou_loss as iou_loss
-from mscompat.losses.iou import siou_loss as siou_loss
+from mscompat.losses.iou_variants import BoundedIoULoss as BoundedIoULoss
+from mscompat.losses.iou_variants import EIoULoss as EIoULoss
+from mscompat.losses.iou_variants import SIoULoss as SIoULoss
+from mscompat.losses.iou_variants import bounded_iou_loss as bounded_iou_loss
+from mscompat.losses.iou_variants import eiou_loss as eiou_loss
+from mscompat.losses.iou_variants import siou_loss as siou_loss
 from mscompat.losses.kd import KnowledgeDistillationKLDivLoss as KnowledgeDistillationKLDivLoss
 from mscompat.losses.kd import (
     knowledge_distillation_kl_div_loss as knowledge_distillation_kl_div_loss,

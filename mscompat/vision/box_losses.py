@@ -15,6 +15,8 @@ import mindspore as ms
 from mindspore import Tensor, ops
 
 from mscompat._checks import check_finite_number, check_reduction, check_same_shape
+from mscompat.custom_ops import box_loss as _kernels
+from mscompat.custom_ops.registry import call, register
 from mscompat.vision._box_utils import check_boxes, upcast_non_float
 
 __all__ = ["complete_box_iou_loss", "distance_box_iou_loss", "generalized_box_iou_loss"]
@@ -74,6 +76,83 @@ def _empty(boxes1: Tensor, reduction: str) -> Tensor:
     return ops.zeros((), dtype)
 
 
+_FOUR_OVER_PI2 = 4 / (math.pi**2)
+_GIOU = "vision.generalized_box_iou_loss"
+_DIOU = "vision.distance_box_iou_loss"
+_CIOU = "vision.complete_box_iou_loss"
+_COMPOSITE_NOTE = "MindSpore ops, torchvision's op sequence"
+_AOT_NOTE = "fused C++ forward and backward kernels"
+
+
+def _diou_loss(a: _Coords, g: _Coords, eps: float) -> Tuple[Tensor, Tensor]:
+    """torchvision's ``_diou_iou_loss``: the DIoU loss and the IoU."""
+    inter, union = _inter_union(a, g)
+    e = ms.Tensor(eps, union.dtype)
+    iou = inter / (union + e)
+    xc1, yc1, xc2, yc2 = _enclosing(a, g)
+    cw, ch = xc2 - xc1, yc2 - yc1
+    diag = (cw * cw) + (ch * ch) + e
+    x1, y1, x2, y2 = a
+    x1g, y1g, x2g, y2g = g
+    dx = (x2 + x1) / 2 - (x1g + x2g) / 2
+    dy = (y2 + y1) / 2 - (y1g + y2g) / 2
+    return 1 - iou + ((dx * dx) + (dy * dy)) / diag, iou
+
+
+@register(_GIOU, "composite", note=_COMPOSITE_NOTE)
+def _giou_elementwise(boxes1: Tensor, boxes2: Tensor, eps: float) -> Tensor:
+    a, g = _unbind(boxes1), _unbind(boxes2)
+    inter, union = _inter_union(a, g)
+    e = ms.Tensor(eps, union.dtype)
+    iou = inter / (union + e)
+    xc1, yc1, xc2, yc2 = _enclosing(a, g)
+    area_c = (xc2 - xc1) * (yc2 - yc1)
+    return 1 - (iou - ((area_c - union) / (area_c + e)))
+
+
+@register(_DIOU, "composite", note=_COMPOSITE_NOTE)
+def _diou_elementwise(boxes1: Tensor, boxes2: Tensor, eps: float) -> Tensor:
+    return _diou_loss(_unbind(boxes1), _unbind(boxes2), eps)[0]
+
+
+@register(_CIOU, "composite", note=_COMPOSITE_NOTE)
+def _ciou_elementwise(boxes1: Tensor, boxes2: Tensor, eps: float) -> Tensor:
+    a, g = _unbind(boxes1), _unbind(boxes2)
+    diou_loss, iou = _diou_loss(a, g, 1e-7)
+    w_pred, h_pred = a[2] - a[0], a[3] - a[1]
+    w_gt, h_gt = g[2] - g[0], g[3] - g[1]
+    d = ops.atan(w_gt / h_gt) - ops.atan(w_pred / h_pred)
+    v = ms.Tensor(_FOUR_OVER_PI2, d.dtype) * (d * d)
+    alpha = ops.stop_gradient(v / (1 - iou + v + ms.Tensor(eps, v.dtype)))
+    return diou_loss + alpha * v
+
+
+@_kernels.LIBRARY.backend(_GIOU, _AOT_NOTE, _kernels.kernel_dtypes)
+def _giou_aot(boxes1: Tensor, boxes2: Tensor, eps: float) -> Tensor:
+    return _kernels.box_loss(boxes1, boxes2, _kernels.KINDS["tv_giou"], eps, eps)
+
+
+@_kernels.LIBRARY.backend(_DIOU, _AOT_NOTE, _kernels.kernel_dtypes)
+def _diou_aot(boxes1: Tensor, boxes2: Tensor, eps: float) -> Tensor:
+    return _kernels.box_loss(boxes1, boxes2, _kernels.KINDS["tv_diou"], eps, eps)
+
+
+@_kernels.LIBRARY.backend(_CIOU, _AOT_NOTE, _kernels.kernel_dtypes)
+def _ciou_aot(boxes1: Tensor, boxes2: Tensor, eps: float) -> Tensor:
+    # torchvision's DIoU part keeps its default eps; eps enters only alpha
+    return _kernels.box_loss(boxes1, boxes2, _kernels.KINDS["tv_ciou"], eps, 1e-7)
+
+
+def _loss(op: str, boxes1: Tensor, boxes2: Tensor, reduction: str, eps: float) -> Tensor:
+    """Checks, torchvision's ``_upcast_non_float``, the elementwise loss ``op`` (the registry
+    chooses its backend), the reduction."""
+    boxes1, boxes2, eps = _check(boxes1, boxes2, reduction, eps)
+    if boxes1.size == 0:
+        return _empty(boxes1, reduction)
+    loss = call(op, upcast_non_float(boxes1), upcast_non_float(boxes2), eps)
+    return _reduce(loss, reduction)
+
+
 def generalized_box_iou_loss(
     boxes1: Tensor, boxes2: Tensor, reduction: str = "none", eps: float = 1e-7
 ) -> Tensor:
@@ -107,32 +186,7 @@ def generalized_box_iou_loss(
         >>> generalized_box_iou_loss(a, b).asnumpy().astype(float).round(4).tolist()
         [1.0794, 1.3333]
     """
-    boxes1, boxes2, eps = _check(boxes1, boxes2, reduction, eps)
-    if boxes1.size == 0:
-        return _empty(boxes1, reduction)
-    a, g = _unbind(upcast_non_float(boxes1)), _unbind(upcast_non_float(boxes2))
-    inter, union = _inter_union(a, g)
-    e = ms.Tensor(eps, union.dtype)
-    iou = inter / (union + e)
-    xc1, yc1, xc2, yc2 = _enclosing(a, g)
-    area_c = (xc2 - xc1) * (yc2 - yc1)
-    loss = 1 - (iou - ((area_c - union) / (area_c + e)))
-    return _reduce(loss, reduction)
-
-
-def _diou_loss(a: _Coords, g: _Coords, eps: float) -> Tuple[Tensor, Tensor]:
-    """torchvision's ``_diou_iou_loss``: the DIoU loss and the IoU."""
-    inter, union = _inter_union(a, g)
-    e = ms.Tensor(eps, union.dtype)
-    iou = inter / (union + e)
-    xc1, yc1, xc2, yc2 = _enclosing(a, g)
-    cw, ch = xc2 - xc1, yc2 - yc1
-    diag = (cw * cw) + (ch * ch) + e
-    x1, y1, x2, y2 = a
-    x1g, y1g, x2g, y2g = g
-    dx = (x2 + x1) / 2 - (x1g + x2g) / 2
-    dy = (y2 + y1) / 2 - (y1g + y2g) / 2
-    return 1 - iou + ((dx * dx) + (dy * dy)) / diag, iou
+    return _loss(_GIOU, boxes1, boxes2, reduction, eps)
 
 
 def distance_box_iou_loss(
@@ -167,14 +221,7 @@ def distance_box_iou_loss(
         >>> round(float(distance_box_iou_loss(a, b, reduction="sum")), 4)
         0.7436
     """
-    boxes1, boxes2, eps = _check(boxes1, boxes2, reduction, eps)
-    if boxes1.size == 0:
-        return _empty(boxes1, reduction)
-    a, g = _unbind(upcast_non_float(boxes1)), _unbind(upcast_non_float(boxes2))
-    return _reduce(_diou_loss(a, g, eps)[0], reduction)
-
-
-_FOUR_OVER_PI2 = 4 / (math.pi**2)
+    return _loss(_DIOU, boxes1, boxes2, reduction, eps)
 
 
 def complete_box_iou_loss(
@@ -217,14 +264,4 @@ def complete_box_iou_loss(
         >>> complete_box_iou_loss(a, b).asnumpy().astype(float).round(4).tolist()
         [0.8821]
     """
-    boxes1, boxes2, eps = _check(boxes1, boxes2, reduction, eps)
-    if boxes1.size == 0:
-        return _empty(boxes1, reduction)
-    a, g = _unbind(upcast_non_float(boxes1)), _unbind(upcast_non_float(boxes2))
-    diou_loss, iou = _diou_loss(a, g, 1e-7)
-    w_pred, h_pred = a[2] - a[0], a[3] - a[1]
-    w_gt, h_gt = g[2] - g[0], g[3] - g[1]
-    d = ops.atan(w_gt / h_gt) - ops.atan(w_pred / h_pred)
-    v = ms.Tensor(_FOUR_OVER_PI2, d.dtype) * (d * d)
-    alpha = ops.stop_gradient(v / (1 - iou + v + ms.Tensor(eps, v.dtype)))
-    return _reduce(diou_loss + alpha * v, reduction)
+    return _loss(_CIOU, boxes1, boxes2, reduction, eps)

@@ -442,6 +442,11 @@ OPS: List[OpInfo] = [
             dtypes=FLOATS + ("int64",),
             grad_argnums=(0, 1),
             bench_input=loss_bench,
+            dispatch_op=f"vision.{name}",
+            # every dtype runs the kernel (boxes other than float32/64 are upcast to float32
+            # first); the composite, the reference backend elsewhere: one float64 sample (the
+            # suite's time budget; all of them in `mscompat parity`)
+            backend_dtypes={"composite": ("float64",)},
         )
         for name, op, samples in (
             ("generalized_box_iou_loss", generalized_box_iou_loss, zero_area_loss_samples),

@@ -1,0 +1,500 @@
+// IoU-family box losses of matched box pairs, fused: MMDetection's iou_loss (linear, square,
+// log), giou_loss, diou_loss, ciou_loss and torchvision's generalized_box_iou_loss,
+// distance_box_iou_loss, complete_box_iou_loss (elementwise part), forward and backward, for
+// MindSpore's ops.Custom(func_type="aot").
+//
+// Calling convention and status codes: common.h.
+//
+//   BoxLossForward(pred, target, coef) -> loss               coef = [kind, eps, eps2]
+//   BoxLossBackward(pred, target, coef, dloss) -> (dpred, dtarget)
+//
+// pred/target (..., 4) boxes (x1, y1, x2, y2), loss (...); float32 or float64; `kind` picks the
+// loss (Kind below), `eps` is the loss's eps, `eps2` the second one where the reference has
+// two (MMDetection's iou_loss: bbox_overlaps' 1e-6; torchvision's ciou: its DIoU's 1e-7).
+//
+// Each loss follows its reference's PyTorch code op for op, in the input's dtype (no fused
+// multiply-adds: setup.py builds with -ffp-contract=off), and the backward is PyTorch's
+// autograd of that code: torch.max/min split the gradient of a tie in halves, clamp(min=0)
+// passes it at 0, torchvision's masked intersection passes none outside the mask, CIoU's alpha
+// is a constant (torch.no_grad()), NaN propagates as in PyTorch. One pass over the boxes, split
+// over threads for large inputs (parallel.h).
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <initializer_list>
+
+#include "common.h"
+#include "parallel.h"
+
+namespace {
+
+using namespace mscompat::status;
+using mscompat::NumElements;
+
+enum Kind {
+  kIouLinear = 0,
+  kIouSquare = 1,
+  kIouLog = 2,
+  kMmdetGiou = 3,
+  kMmdetDiou = 4,
+  kMmdetCiou = 5,
+  kTvGiou = 10,
+  kTvDiou = 11,
+  kTvCiou = 12,
+};
+
+// torch.maximum / torch.minimum: NaN propagates.
+template <typename T>
+inline T Max(T a, T b) {
+  if (a != a) return a;
+  if (b != b) return b;
+  return a > b ? a : b;
+}
+
+template <typename T>
+inline T Min(T a, T b) {
+  if (a != a) return a;
+  if (b != b) return b;
+  return a < b ? a : b;
+}
+
+// x.clamp(min=0): NaN stays NaN.
+template <typename T>
+inline T Clamp0(T x) {
+  return x < T(0) ? T(0) : x;
+}
+
+// PyTorch's gradient of maximum(a, b) to a and to b: the larger gets it, a tie halves, NaN
+// gives both the whole gradient (its masks compare false). Arithmetic, not branches: random
+// boxes make the comparisons unpredictable (branches made the backward 1.5x slower).
+template <typename T>
+inline void MaxWeights(T a, T b, T *wa, T *wb) {
+  const T half_tie = T(0.5) * static_cast<T>(a == b);
+  *wa = T(1) - static_cast<T>(a < b) - half_tie;
+  *wb = T(1) - static_cast<T>(a > b) - half_tie;
+}
+
+template <typename T>
+inline void MinWeights(T a, T b, T *wa, T *wb) {
+  const T half_tie = T(0.5) * static_cast<T>(a == b);
+  *wa = T(1) - static_cast<T>(a > b) - half_tie;
+  *wb = T(1) - static_cast<T>(a < b) - half_tie;
+}
+
+// Gradient accumulators of one pair of boxes (null in the forward: the compiler drops the
+// backward code).
+template <typename T>
+struct Grads {
+  T p[4] = {T(0), T(0), T(0), T(0)};
+  T t[4] = {T(0), T(0), T(0), T(0)};
+
+  // Gradients of the widths and heights (x2 - x1, y2 - y1) of p and t: gs = {w_p, h_p, w_t, h_t}.
+  void Sizes(const T gs[4]) {
+    p[2] += gs[0];
+    p[0] -= gs[0];
+    p[3] += gs[1];
+    p[1] -= gs[1];
+    t[2] += gs[2];
+    t[0] -= gs[2];
+    t[3] += gs[3];
+    t[1] -= gs[3];
+  }
+
+  // Gradients of the sums p[0] + p[2] and p[1] + p[3], which t's sums are subtracted from.
+  void Centres(T gx, T gy) {
+    p[0] += gx;
+    p[2] += gx;
+    t[0] -= gx;
+    t[2] -= gx;
+    p[1] += gy;
+    p[3] += gy;
+    t[1] -= gy;
+    t[3] -= gy;
+  }
+
+  // g into maximum(p[i], t[i]) (or minimum with `is_min`).
+  void Extreme(const T *pb, const T *tb, int i, T g, bool is_min) {
+    T wp, wt;
+    if (is_min) {
+      MinWeights(pb[i], tb[i], &wp, &wt);
+    } else {
+      MaxWeights(pb[i], tb[i], &wp, &wt);
+    }
+    p[i] += g * wp;
+    t[i] += g * wt;
+  }
+};
+
+// The intersection corners of a pair: lt = max of (x1, y1), rb = min of (x2, y2).
+template <typename T>
+struct Corners {
+  T lt0, lt1, rb0, rb1;
+  // the enclosing box: min of (x1, y1), max of (x2, y2)
+  T el0, el1, er0, er1;
+
+  Corners(const T *p, const T *t)
+      : lt0(Max(p[0], t[0])),
+        lt1(Max(p[1], t[1])),
+        rb0(Min(p[2], t[2])),
+        rb1(Min(p[3], t[3])),
+        el0(Min(p[0], t[0])),
+        el1(Min(p[1], t[1])),
+        er0(Max(p[2], t[2])),
+        er1(Max(p[3], t[3])) {}
+
+  // Gradients of lt0, lt1, rb0, rb1 into the boxes.
+  void Inner(const T *p, const T *t, T g_lt0, T g_lt1, T g_rb0, T g_rb1, Grads<T> *g) const {
+    g->Extreme(p, t, 0, g_lt0, false);
+    g->Extreme(p, t, 1, g_lt1, false);
+    g->Extreme(p, t, 2, g_rb0, true);
+    g->Extreme(p, t, 3, g_rb1, true);
+  }
+
+  // Gradients of el0, el1, er0, er1 into the boxes.
+  void Outer(const T *p, const T *t, T g_el0, T g_el1, T g_er0, T g_er1, Grads<T> *g) const {
+    g->Extreme(p, t, 0, g_el0, true);
+    g->Extreme(p, t, 1, g_el1, true);
+    g->Extreme(p, t, 2, g_er0, false);
+    g->Extreme(p, t, 3, g_er1, false);
+  }
+};
+
+// Gradient g of (b[2] - b[0]) * (b[3] - b[1]) into the box b's accumulator `gb`.
+template <typename T>
+inline void AreaGrad(const T *b, T g, T *gb) {
+  const T w = b[2] - b[0], h = b[3] - b[1];
+  gb[2] += g * h;
+  gb[0] -= g * h;
+  gb[3] += g * w;
+  gb[1] -= g * w;
+}
+
+// MMDetection's clamped intersection: wh = (rb - lt).clamp(min=0), overlap = w * h; its
+// gradient g_overlap into the boxes (clamp passes the gradient where rb - lt >= 0).
+template <typename T>
+struct MmdetOverlap {
+  T dw, dh, w, h, overlap;
+
+  explicit MmdetOverlap(const Corners<T> &c)
+      : dw(c.rb0 - c.lt0), dh(c.rb1 - c.lt1), w(Clamp0(dw)), h(Clamp0(dh)), overlap(w * h) {}
+
+  void Grad(const T *p, const T *t, const Corners<T> &c, T g_ov, Grads<T> *g) const {
+    const T g_w = dw >= T(0) ? g_ov * h : T(0);
+    const T g_h = dh >= T(0) ? g_ov * w : T(0);
+    c.Inner(p, t, -g_w, -g_h, g_w, g_h, g);
+  }
+};
+
+// CIoU's aspect term v = factor * (atan(w2 / h2) - atan(w1 / h1))^2 and its gradient to w1, h1
+// (pred) and w2, h2 (target).
+template <typename T>
+struct Aspect {
+  T r1, r2, d, v;
+
+  Aspect(T w1, T h1, T w2, T h2, T factor)
+      : r1(w1 / h1), r2(w2 / h2), d(std::atan(r2) - std::atan(r1)), v(factor * (d * d)) {}
+
+  // g_v into (g_w1, g_h1, g_w2, g_h2).
+  void Grad(T w1, T h1, T w2, T h2, T factor, T g_v, T out[4]) const {
+    const T g_d = (g_v * factor) * (T(2) * d);
+    const T g_r2 = g_d / (r2 * r2 + T(1));
+    const T g_r1 = -g_d / (r1 * r1 + T(1));
+    out[0] = g_r1 / h1;
+    out[1] = -g_r1 * (r1 / h1);
+    out[2] = g_r2 / h2;
+    out[3] = -g_r2 * (r2 / h2);
+  }
+};
+
+constexpr double kFourOverPiSquared = 0.40528473456935108578;  // 4 / pi^2
+
+// MMDetection's iou_loss and giou_loss (bbox_overlaps, aligned, mode 'iou' or 'giou').
+template <typename T>
+T MmdetOverlaps(int kind, const T *p, const T *t, T eps, T eps2, T dl, Grads<T> *g) {
+  const Corners<T> c(p, t);
+  const MmdetOverlap<T> o(c);
+  const T area1 = (p[2] - p[0]) * (p[3] - p[1]);
+  const T area2 = (t[2] - t[0]) * (t[3] - t[1]);
+  const T u0 = area1 + area2 - o.overlap;
+  const bool giou = kind == kMmdetGiou;
+  const T u_eps = giou ? eps : eps2;  // iou_loss calls bbox_overlaps with its default 1e-6
+  const T union_ = Max(u0, u_eps);
+  const T ious = o.overlap / union_;
+  T loss, g_ious = T(0), g_union = T(0);
+  T ew = T(0), eh = T(0), e0 = T(0), enc = T(0), r = T(0);
+  if (giou) {
+    ew = Clamp0(c.er0 - c.el0);
+    eh = Clamp0(c.er1 - c.el1);
+    e0 = ew * eh;
+    enc = Max(e0, eps);
+    r = (enc - union_) / enc;
+    loss = T(1) - (ious - r);
+    if (g == nullptr) return loss;
+    g_ious = -dl;
+    const T g_r = dl;
+    const T g_num = g_r / enc;
+    const T g_enc = g_num - g_r * (r / enc);
+    g_union = -g_num;
+    T w_e0, w_eps;
+    MaxWeights(e0, eps, &w_e0, &w_eps);
+    const T g_e0 = g_enc * w_e0;
+    const T g_ew = (c.er0 - c.el0) >= T(0) ? g_e0 * eh : T(0);
+    const T g_eh = (c.er1 - c.el1) >= T(0) ? g_e0 * ew : T(0);
+    c.Outer(p, t, -g_ew, -g_eh, g_ew, g_eh, g);
+  } else {
+    const T ci = ious < eps ? eps : ious;  // clamp(min=eps), NaN kept
+    if (kind == kIouLinear) {
+      loss = T(1) - ci;
+    } else if (kind == kIouSquare) {
+      loss = T(1) - ci * ci;
+    } else {
+      loss = -std::log(ci);
+    }
+    if (g == nullptr) return loss;
+    T g_ci;
+    if (kind == kIouLinear) {
+      g_ci = -dl;
+    } else if (kind == kIouSquare) {
+      g_ci = -dl * (T(2) * ci);
+    } else {
+      g_ci = -dl / ci;
+    }
+    g_ious = ious >= eps ? g_ci : T(0);
+  }
+  const T g_ov = g_ious / union_;
+  g_union -= g_ious * (ious / union_);
+  T w_u0, w_eps;
+  MaxWeights(u0, u_eps, &w_u0, &w_eps);
+  const T g_u0 = g_union * w_u0;
+  AreaGrad(p, g_u0, g->p);
+  AreaGrad(t, g_u0, g->t);
+  o.Grad(p, t, c, g_ov - g_u0, g);
+  return loss;
+}
+
+// MMDetection's diou_loss and ciou_loss.
+template <typename T>
+T MmdetDistance(int kind, const T *p, const T *t, T eps, T dl, Grads<T> *g) {
+  const Corners<T> c(p, t);
+  const MmdetOverlap<T> o(c);
+  const T ap = (p[2] - p[0]) * (p[3] - p[1]);
+  const T ag = (t[2] - t[0]) * (t[3] - t[1]);
+  const T union_ = ap + ag - o.overlap + eps;
+  const T ious = o.overlap / union_;
+  const T dcw = c.er0 - c.el0, dch = c.er1 - c.el1;
+  const T cw = Clamp0(dcw), ch = Clamp0(dch);
+  const T c2 = cw * cw + ch * ch + eps;
+  const T sx = (t[0] + t[2]) - (p[0] + p[2]);
+  const T sy = (t[1] + t[3]) - (p[1] + p[3]);
+  const T rho2 = sx * sx / T(4) + sy * sy / T(4);
+  const T q = rho2 / c2;
+  const bool ciou = kind == kMmdetCiou;
+  const T factor = static_cast<T>(kFourOverPiSquared);
+  const T w1 = p[2] - p[0], h1 = p[3] - p[1] + eps;
+  const T w2 = t[2] - t[0], h2 = t[3] - t[1] + eps;
+  T loss, cious = T(0), alpha = T(0);
+  Aspect<T> a(T(1), T(1), T(1), T(1), factor);
+  if (ciou) {
+    a = Aspect<T>(w1, h1, w2, h2, factor);
+    const T mask = ious > T(0.5) ? T(1) : T(0);
+    alpha = mask * a.v / (T(1) - ious + a.v);
+    cious = ious - (q + alpha * a.v);
+    // clamp(-1, 1), NaN kept
+    const T clamped = cious < T(-1) ? T(-1) : (cious > T(1) ? T(1) : cious);
+    loss = T(1) - clamped;
+  } else {
+    loss = T(1) - (ious - q);
+  }
+  if (g == nullptr) return loss;
+  T g_ious, g_q;
+  if (ciou) {
+    const T g_c = (cious >= T(-1) && cious <= T(1)) ? -dl : T(0);
+    g_ious = g_c;
+    g_q = -g_c;
+    T gw[4];
+    a.Grad(w1, h1, w2, h2, factor, g_q * alpha, gw);
+    g->Sizes(gw);
+  } else {
+    g_ious = -dl;
+    g_q = dl;
+  }
+  // q = rho2 / c2, rho2 = sx^2 / 4 + sy^2 / 4
+  const T g_rho2 = g_q / c2;
+  const T g_c2 = -g_q * (q / c2);
+  const T g_sx = (g_rho2 / T(4)) * (T(2) * sx);
+  const T g_sy = (g_rho2 / T(4)) * (T(2) * sy);
+  g->Centres(-g_sx, -g_sy);  // sx = (t1 + t2) - (p1 + p2)
+  const T g_cw = dcw >= T(0) ? g_c2 * (T(2) * cw) : T(0);
+  const T g_ch = dch >= T(0) ? g_c2 * (T(2) * ch) : T(0);
+  c.Outer(p, t, -g_cw, -g_ch, g_cw, g_ch, g);
+  // ious = overlap / union, union = ap + ag - overlap + eps
+  const T g_union = -g_ious * (ious / union_);
+  AreaGrad(p, g_union, g->p);
+  AreaGrad(t, g_union, g->t);
+  o.Grad(p, t, c, g_ious / union_ - g_union, g);
+  return loss;
+}
+
+// torchvision's generalized_box_iou_loss, distance_box_iou_loss and complete_box_iou_loss.
+template <typename T>
+T Torchvision(int kind, const T *p, const T *t, T eps, T eps2, T dl, Grads<T> *g) {
+  const Corners<T> c(p, t);
+  const bool inside = (c.rb1 > c.lt1) && (c.rb0 > c.lt0);
+  const T iw = c.rb0 - c.lt0, ih = c.rb1 - c.lt1;
+  const T inter = inside ? iw * ih : T(0);
+  const T union_ = (p[2] - p[0]) * (p[3] - p[1]) + (t[2] - t[0]) * (t[3] - t[1]) - inter;
+  // torchvision's ciou: the DIoU part with its default eps, eps only in alpha
+  const T e_iou = kind == kTvCiou ? eps2 : eps;
+  const T iou = inter / (union_ + e_iou);
+  const T cw = c.er0 - c.el0, ch = c.er1 - c.el1;
+  T loss, g_iou, g_union = T(0);
+  T g_el0 = T(0), g_el1 = T(0), g_er0 = T(0), g_er1 = T(0);
+  if (kind == kTvGiou) {
+    const T area_c = cw * ch;
+    const T den = area_c + eps;
+    const T r = (area_c - union_) / den;
+    loss = T(1) - (iou - r);
+    if (g == nullptr) return loss;
+    g_iou = -dl;
+    const T g_num = dl / den;
+    const T g_area = g_num - dl * (r / den);
+    g_union = -g_num;
+    g_er0 = g_area * ch;
+    g_el0 = -g_er0;
+    g_er1 = g_area * cw;
+    g_el1 = -g_er1;
+  } else {
+    const T diag = cw * cw + ch * ch + e_iou;
+    const T ex = (p[2] + p[0]) / T(2) - (t[0] + t[2]) / T(2);
+    const T ey = (p[3] + p[1]) / T(2) - (t[1] + t[3]) / T(2);
+    const T cd = ex * ex + ey * ey;
+    const T q = cd / diag;
+    loss = T(1) - iou + q;
+    const T w1 = p[2] - p[0], h1 = p[3] - p[1];
+    const T w2 = t[2] - t[0], h2 = t[3] - t[1];
+    const T factor = static_cast<T>(kFourOverPiSquared);
+    Aspect<T> a(T(1), T(1), T(1), T(1), factor);
+    T alpha = T(0);
+    if (kind == kTvCiou) {
+      a = Aspect<T>(w1, h1, w2, h2, factor);
+      alpha = a.v / (T(1) - iou + a.v + eps);
+      loss = loss + alpha * a.v;
+    }
+    if (g == nullptr) return loss;
+    g_iou = -dl;
+    const T g_cd = dl / diag;
+    const T g_diag = -dl * (q / diag);
+    const T g_ex = g_cd * (T(2) * ex) / T(2);
+    const T g_ey = g_cd * (T(2) * ey) / T(2);
+    g->Centres(g_ex, g_ey);
+    g_er0 = g_diag * (T(2) * cw);
+    g_el0 = -g_er0;
+    g_er1 = g_diag * (T(2) * ch);
+    g_el1 = -g_er1;
+    if (kind == kTvCiou) {
+      T gw[4];
+      a.Grad(w1, h1, w2, h2, factor, dl * alpha, gw);
+      g->Sizes(gw);
+    }
+  }
+  c.Outer(p, t, g_el0, g_el1, g_er0, g_er1, g);
+  // iou = inter / (union + eps), union = areas - inter
+  const T den = union_ + e_iou;
+  g_union -= g_iou * (iou / den);
+  AreaGrad(p, g_union, g->p);
+  AreaGrad(t, g_union, g->t);
+  const T g_inter = g_iou / den - g_union;
+  if (inside) {
+    const T g_iw = g_inter * ih, g_ih = g_inter * iw;
+    c.Inner(p, t, -g_iw, -g_ih, g_iw, g_ih, g);
+  }
+  return loss;
+}
+
+template <typename T>
+T BoxLoss(int kind, const T *p, const T *t, T eps, T eps2, T dl, Grads<T> *g) {
+  if (kind >= kTvGiou) return Torchvision(kind, p, t, eps, eps2, dl, g);
+  if (kind >= kMmdetDiou) return MmdetDistance(kind, p, t, eps, dl, g);
+  return MmdetOverlaps(kind, p, t, eps, eps2, dl, g);
+}
+
+// Box pairs: one thread below 2^14 pairs (the forward), one per 2^13 above; the backward, about
+// four times the work per pair (measured), from 2^12 pairs, one thread per 2^11.
+template <typename F>
+void ParallelFor(int64_t n, int64_t per_pair, F body) {
+  mscompat::ParallelFor(n, n * per_pair, 1 << 14, 1 << 13, body);
+}
+
+bool KnownKind(int kind) {
+  return (kind >= kIouLinear && kind <= kMmdetCiou) || (kind >= kTvGiou && kind <= kTvCiou);
+}
+
+// The checks both entry points share: boxes (..., 4) of one shape and dtype, the loss (...),
+// coef 3 elements. The number of pairs, or -1 with `rc` set.
+int64_t Pairs(int *ndims, int64_t **shapes, const char **dtypes, int loss_at,
+              std::initializer_list<int> boxes, int *rc) {
+  *rc = mscompat::CheckElementwise(ndims, shapes, dtypes, boxes, 2, 3);
+  if (*rc != kOk) return -1;
+  const int nd = ndims[0];
+  if (nd < 1 || shapes[0][nd - 1] != 4 || ndims[loss_at] != nd - 1 ||
+      !mscompat::SameLead(shapes[0], shapes[loss_at], nd - 1) ||
+      std::strcmp(dtypes[loss_at], dtypes[0]) != 0) {
+    *rc = kBadShape;
+    return -1;
+  }
+  return NumElements(nd - 1, shapes[0]);
+}
+
+// Both entry points: params pred, target, coef, then the loss (forward) or dloss, dpred,
+// dtarget (backward).
+int Launch(bool backward, int nparam, void **params, int *ndims, int64_t **shapes,
+           const char **dtypes) {
+  if (nparam != (backward ? 6 : 4)) return kBadArity;
+  int rc;
+  const int64_t n = backward ? Pairs(ndims, shapes, dtypes, 3, {0, 1, 4, 5}, &rc)
+                             : Pairs(ndims, shapes, dtypes, 3, {0, 1}, &rc);
+  if (n < 0) return rc;
+  return mscompat::ByDtype<float, double>(dtypes[0], [&](auto v) -> int {
+    using T = decltype(v);
+    const T *c = static_cast<const T *>(params[2]);
+    const int kind = static_cast<int>(c[0]);
+    if (!KnownKind(kind)) return kBadOption;
+    const T eps = c[1], eps2 = c[2];
+    const T *p = static_cast<const T *>(params[0]);
+    const T *t = static_cast<const T *>(params[1]);
+    T *out = static_cast<T *>(params[3]);  // the loss, or dloss (read only)
+    if (!backward) {
+      ParallelFor(n, 1, [=](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i)
+          out[i] = BoxLoss<T>(kind, p + 4 * i, t + 4 * i, eps, eps2, T(0), nullptr);
+      });
+      return kOk;
+    }
+    T *dp = static_cast<T *>(params[4]);
+    T *dt = static_cast<T *>(params[5]);
+    ParallelFor(n, 4, [=](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        Grads<T> g;
+        BoxLoss<T>(kind, p + 4 * i, t + 4 * i, eps, eps2, out[i], &g);
+        for (int k = 0; k < 4; ++k) {
+          dp[4 * i + k] = g.p[k];
+          dt[4 * i + k] = g.t[k];
+        }
+      }
+    });
+    return kOk;
+  });
+}
+
+}  // namespace
+
+extern "C" int BoxLossForward(int nparam, void **params, int *ndims, int64_t **shapes,
+                              const char **dtypes, void *, void *) {
+  return Launch(false, nparam, params, ndims, shapes, dtypes);
+}
+
+extern "C" int BoxLossBackward(int nparam, void **params, int *ndims, int64_t **shapes,
+                               const char **dtypes, void *, void *) {
+  return Launch(true, nparam, params, ndims, shapes, dtypes);
+}

@@ -1,0 +1,225 @@
+"""Side-by-side timing of the IoU-family box losses: mscompat in graph mode (``ms.jit``) against
+PyTorch eager on the same 10k float32 box pairs, forward and forward+backward, per backend.
+
+Run from the repository root (``PYTHONPATH=$PWD python tools/bench_box_losses.py``). The
+PyTorch side is MMDetection's code transcribed in plain torch
+(``mscompat.testing.references.mmdet_box``) and, where importable (``/work/tvenv``), the real
+``torchvision.ops`` losses (else the plain-torch transcription in
+``mscompat.testing.references.torchvision_ops``). Each row times the two sides in alternating
+blocks (``--rounds`` pairs of blocks of ``--repeat`` calls, the first call of each block
+untimed) and reports, per block, the ratio graph / torch of the fastest calls (the
+uncontended time: on the shared 2-core machine the medians of both sides swing 10-20x with the
+load), its median over the blocks with min and max, and the median ratio of the medians.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from typing import Any, Callable, Dict, List, Tuple
+
+import mindspore as ms
+import numpy as np
+import torch
+
+from mscompat import losses, vision
+from mscompat.custom_ops import use_backend
+from mscompat.testing.references import mmdet_box
+
+try:  # the real torchvision ops (its own venv); the suite's transcription otherwise
+    import torchvision.ops as tv_ops
+
+    TV_SOURCE = "torchvision " + __import__("torchvision").__version__
+except ImportError:  # pragma: no cover - depends on the environment
+    from mscompat.testing.references import torchvision_ops as tv_ops  # type: ignore[no-redef]
+
+    TV_SOURCE = "plain-torch transcription"
+
+Pair = Tuple[Callable[..., Any], Callable[..., Any]]
+
+
+def _boxes(n: int) -> Tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0)
+    xy = rng.uniform(0, 100, (n, 2))
+    t = np.concatenate([xy, xy + rng.uniform(1, 30, (n, 2))], 1).astype(np.float32)
+    p = (t + rng.uniform(-3, 3, t.shape)).astype(np.float32)
+    return p, t
+
+
+_GIOU_CELL = losses.GIoULoss()
+
+
+# mscompat sides: plain functions (ms.jit parses their source; no lambdas)
+def _ms_giou_cell(p: ms.Tensor, t: ms.Tensor) -> ms.Tensor:
+    return _GIOU_CELL(p, t)
+
+
+def _ms_iou(p: ms.Tensor, t: ms.Tensor) -> ms.Tensor:
+    return losses.iou_loss(p, t)
+
+
+def _ms_diou(p: ms.Tensor, t: ms.Tensor) -> ms.Tensor:
+    return losses.diou_loss(p, t)
+
+
+def _ms_ciou(p: ms.Tensor, t: ms.Tensor) -> ms.Tensor:
+    return losses.ciou_loss(p, t)
+
+
+def _ms_tv_giou(p: ms.Tensor, t: ms.Tensor) -> ms.Tensor:
+    return vision.generalized_box_iou_loss(p, t, "mean")
+
+
+def _ms_tv_diou(p: ms.Tensor, t: ms.Tensor) -> ms.Tensor:
+    return vision.distance_box_iou_loss(p, t, "mean")
+
+
+def _ms_tv_ciou(p: ms.Tensor, t: ms.Tensor) -> ms.Tensor:
+    return vision.complete_box_iou_loss(p, t, "mean")
+
+
+def _rows() -> Dict[str, Tuple[str, Pair]]:
+    """name -> (registry op, (mscompat fn, torch fn)), each ``(pred, target) -> 0-d loss``."""
+    mean = {"reduction": "mean"}
+    giou = mmdet_box.GIoULoss()
+    return {
+        "mmdet GIoULoss": ("losses.giou_loss", (_ms_giou_cell, lambda p, t: giou(p, t))),
+        "mmdet iou_loss (log)": (
+            "losses.iou_loss",
+            (_ms_iou, lambda p, t: mmdet_box.iou_loss(p, t, **mean)),
+        ),
+        "mmdet diou_loss": (
+            "losses.diou_loss",
+            (_ms_diou, lambda p, t: mmdet_box.diou_loss(p, t, **mean)),
+        ),
+        "mmdet ciou_loss": (
+            "losses.ciou_loss",
+            (_ms_ciou, lambda p, t: mmdet_box.ciou_loss(p, t, **mean)),
+        ),
+        "tv generalized_box_iou_loss": (
+            "vision.generalized_box_iou_loss",
+            (_ms_tv_giou, lambda p, t: tv_ops.generalized_box_iou_loss(p, t, "mean")),
+        ),
+        "tv distance_box_iou_loss": (
+            "vision.distance_box_iou_loss",
+            (_ms_tv_diou, lambda p, t: tv_ops.distance_box_iou_loss(p, t, "mean")),
+        ),
+        "tv complete_box_iou_loss": (
+            "vision.complete_box_iou_loss",
+            (_ms_tv_ciou, lambda p, t: tv_ops.complete_box_iou_loss(p, t, "mean")),
+        ),
+    }
+
+
+def _block(fn: Callable[[], Any], repeat: int) -> Tuple[float, float]:
+    """Median and minimum of ``repeat`` timed calls (after an untimed one: compilation in the
+    first block, OpenMP wake-up)."""
+    fn()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), min(times)
+
+
+def _compare(
+    ms_fn: Callable[[], Any], torch_fn: Callable[[], Any], rounds: int, repeat: int
+) -> Tuple[float, ...]:
+    """Alternating blocks; per block the ratio of the minima (the uncontended time: on a shared
+    machine the medians of both sides swing 10-20x with the load) and of the medians."""
+    mins: List[Tuple[float, float]] = []
+    medians: List[float] = []
+    for _ in range(rounds):
+        th_med, th_min = _block(torch_fn, repeat)
+        ms_med, ms_min = _block(ms_fn, repeat)
+        mins.append((th_min, ms_min))
+        medians.append(ms_med / th_med)
+    ratios = [m / t for t, m in mins]
+    return (
+        min(t for t, _ in mins) * 1e3,
+        min(m for _, m in mins) * 1e3,
+        statistics.median(ratios),
+        min(ratios),
+        max(ratios),
+        statistics.median(medians),
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=10000)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=30)
+    parser.add_argument("--backends", default="aot,composite")
+    parser.add_argument("--only", default="", help="substring of the row names to run")
+    parser.add_argument(
+        "--torch-threads",
+        type=int,
+        default=1,
+        help="torch.set_num_threads (default 1: at 10k boxes every torch op is below its "
+        "parallel grain of 32768 elements, so extra threads only spin; next to MindSpore's "
+        "threads on a 2-core machine they made torch's backward 10-400x slower)",
+    )
+    args = parser.parse_args()
+    if args.torch_threads > 0:
+        torch.set_num_threads(args.torch_threads)
+    ms.set_context(mode=ms.PYNATIVE_MODE, device_target="CPU")
+    p, t = _boxes(args.n)
+    mp, mt = ms.Tensor(p), ms.Tensor(t)
+    print(
+        f"{args.n} box pairs, float32; torch {torch.__version__} ({torch.get_num_threads()} "
+        f"threads), torchvision side: {TV_SOURCE}; times: the fastest call; ratio = graph / "
+        f"torch eager of the fastest calls of a block, median [min, max] over {args.rounds} "
+        f"alternating blocks of {args.repeat} calls; 'of medians': the median ratio of the "
+        f"blocks' medians"
+    )
+    print(
+        f"{'row':34s} {'backend':10s} {'pass':17s} {'torch ms':>9s} {'graph ms':>9s} "
+        f"{'ratio':>6s} {'[min, max]':>14s} {'of medians':>10s}"
+    )
+    results: List[str] = []
+    for name, (op, (ms_fn, th_fn)) in _rows().items():
+        if args.only and args.only not in name:
+            continue
+        for backend in args.backends.split(","):
+            with use_backend(backend, op):
+                fwd = ms.jit(ms_fn)
+                grad = ms.jit(ms.value_and_grad(ms_fn, grad_position=(0, 1)))
+                fwd(mp, mt).asnumpy()
+                grad(mp, mt)[0].asnumpy()
+
+            def th_fwd(f: Any = th_fn) -> Any:
+                with torch.no_grad():
+                    return f(torch.from_numpy(p), torch.from_numpy(t))
+
+            def th_both(f: Any = th_fn) -> Any:
+                x = torch.from_numpy(p).requires_grad_()
+                y = torch.from_numpy(t).requires_grad_()
+                loss = f(x, y)
+                loss.backward()
+                return loss
+
+            def ms_fwd(f: Any = fwd) -> Any:
+                return f(mp, mt).asnumpy()
+
+            def ms_both(f: Any = grad) -> Any:
+                loss, (gp, gt) = f(mp, mt)
+                return gp.asnumpy(), gt.asnumpy()
+
+            for label, mfn, tfn in (
+                ("forward", ms_fwd, th_fwd),
+                ("forward+backward", ms_both, th_both),
+            ):
+                th_ms, g_ms, ratio, lo, hi, med = _compare(mfn, tfn, args.rounds, args.repeat)
+                line = (
+                    f"{name:34s} {backend:10s} {label:17s} {th_ms:9.3f} {g_ms:9.3f} "
+                    f"{ratio:6.2f} [{lo:5.2f}, {hi:5.2f}] {med:10.2f}"
+                )
+                print(line, flush=True)
+                results.append(line)
+
+
+if __name__ == "__main__":
+    main()
