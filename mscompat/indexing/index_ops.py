@@ -152,9 +152,7 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
     return call("indexing.scatter", x.reshape(-1), src.reshape(-1), pos).reshape(input.shape)
 
 
-def index_fill(
-    input: Tensor, dim: int, index: Tensor, value: Union[Tensor, float]
-) -> Tensor:
+def index_fill(input: Tensor, dim: int, index: Tensor, value: Union[Tensor, float]) -> Tensor:
     """``input`` with the slices at ``index`` along ``dim`` set to ``value``, as
     :func:`torch.index_fill`.
 

@@ -34,10 +34,16 @@ _TYPES = (*_FLOATS, ms.int8, ms.int16, ms.int32, ms.int64, ms.uint8)
 # ----------------------------------------------------------------------------- flat reduction
 
 
+def _ones(t: Tensor) -> Tensor:
+    """Ones of ``t``'s shape and dtype (``ops.ones_like`` in both a forward and its custom
+    bprop makes MindSpore 2.10's graph compiler fail: "The func graph is empty")."""
+    return ops.ones(t.shape, t.dtype)
+
+
 def _segment_reduce(x: Tensor, src: Tensor, pos: Tensor, reduce: str, include_self: bool) -> Tensor:
     """``x`` (flat) with each ``src[j]`` reduced into ``x[pos[j]]``: PyTorch's forward."""
     n = x.shape[0]
-    hits = ops.unsorted_segment_sum(ops.ones_like(pos), pos, n)
+    hits = ops.unsorted_segment_sum(_ones(pos), pos, n)
     if reduce in ("sum", "mean"):
         red = ops.unsorted_segment_sum(src, pos, n)
         if include_self:
@@ -67,24 +73,23 @@ def _segment_grads(
 ) -> Tuple[Tensor, Tensor]:
     """PyTorch's ``scatter_reduce_backward`` on the flat tensors."""
     n = x.shape[0]
-    hits = ops.unsorted_segment_sum(ops.ones_like(pos), pos, n)
+    hits = ops.unsorted_segment_sum(_ones(pos), pos, n)
     if reduce == "sum":
         dx, dsrc = dout, ops.gather(dout, pos, 0)
     elif reduce == "mean":
         dx = dout / ops.maximum(hits + int(incl), 1).astype(dout.dtype)
         dsrc = ops.gather(dx, pos, 0)
     elif reduce == "prod":
-        one = ops.ones_like(x)
-        masked_x = ops.where(x == 0, one, x)
+        masked_x = ops.where(x == 0, _ones(x), x)
         dx = dout * _segment_reduce(masked_x, src, pos, reduce, incl) / masked_x
         src_zero = src == 0
         zeros = ops.gather(ops.unsorted_segment_sum(src_zero.astype(ms.int32), pos, n), pos, 0)
         single = ops.logical_and(src_zero, zeros == 1)
-        masked = _segment_reduce(x, ops.where(single, ops.ones_like(src), src), pos, reduce, incl)
+        masked = _segment_reduce(x, ops.where(single, _ones(src), src), pos, reduce, incl)
         dsrc = ops.where(
             single,
             ops.gather(dout * masked, pos, 0),
-            ops.gather(dout * out, pos, 0) / ops.where(src_zero, ops.ones_like(src), src),
+            ops.gather(dout * out, pos, 0) / ops.where(src_zero, _ones(src), src),
         )
     else:
         self_is = (x == out).astype(x.dtype)
@@ -92,7 +97,7 @@ def _segment_grads(
         share = dout / (self_is + ops.unsorted_segment_sum(src_is, pos, n))
         dx, dsrc = self_is * share, src_is * ops.gather(share, pos, 0)
     if not incl:
-        dx = ops.where(hits > 0, ops.zeros_like(dx), dx)
+        dx = ops.where(hits > 0, ops.zeros(dx.shape, dx.dtype), dx)
     return dx, dsrc
 
 
@@ -112,7 +117,7 @@ class _SegmentReduce(nn.Cell):
         self, x: Tensor, src: Tensor, pos: Tensor, out: Tensor, dout: Tensor
     ) -> Tuple[Tensor, Tensor, Tensor]:
         dx, dsrc = _segment_grads(x, src, pos, out, dout, self.reduce, self.include_self)
-        return dx, dsrc, ops.zeros_like(pos)
+        return dx, dsrc, ops.zeros(pos.shape, pos.dtype)
 
 
 _CELLS: Dict[str, Dict[bool, _SegmentReduce]] = {

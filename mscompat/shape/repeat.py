@@ -181,4 +181,3 @@ def unfold_dim(input: Tensor, dim: int, size: int, step: int) -> Tensor:
     out = call("shape.unfold_dim", x, positions, axis)
     out = out.reshape((*x.shape[:axis], count, size, *x.shape[axis + 1 :]))
     return ops.moveaxis(out, axis + 1, -1)
-
