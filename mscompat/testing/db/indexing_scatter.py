@@ -27,8 +27,10 @@ from mscompat.testing.opinfo import (
 )
 
 REDUCES = ("sum", "prod", "mean", "amax", "amin")
-_SLOW = "float16/float64/int32: the float32 and int64 samples run the same code (suite time)"
-_SKIP = {"float16": _SLOW, "float64": _SLOW, "int32": _SLOW}
+_SLOW = "the float32 samples run the same code (suite time)"
+_SKIP = {"float16": _SLOW, "float64": _SLOW, "int32": _SLOW, "int64": _SLOW}
+#: integer mean rounds down, integer products: PyTorch's int64 samples run too
+_SKIP_FLOATS = {"float16": _SLOW, "float64": _SLOW, "int32": _SLOW}
 
 
 def _small(rng: np.random.Generator, shape: Any, dtype: str) -> np.ndarray:
@@ -81,7 +83,7 @@ def _reduce_references() -> Iterator[ReferenceInput]:
     yield ReferenceInput(SampleInput(empty, name="empty index"), grad=True)
     big = np.arange(20, dtype=np.float64).reshape(4, 5)
     sample = SampleInput((np.zeros((3, 5)), 0, np.array([[2, 0], [1, 2]]), big, "sum"))
-    yield ReferenceInput(sample, modes=("pynative", "graph"))
+    yield ReferenceInput(sample)
 
 
 def _scatter_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
@@ -259,7 +261,8 @@ def _bench_scatter_reduce() -> SampleInput:
 
 
 def _torch(name: str) -> TorchOpInfo:
-    return TorchOpInfo(name, stride=3, skip_dtypes=_SKIP)
+    skips = _SKIP_FLOATS if name in ("scatter_reduce.mean", "scatter_reduce.prod") else _SKIP
+    return TorchOpInfo(name, stride=3, skip_dtypes=skips)
 
 
 OPS: List[OpInfo] = [
