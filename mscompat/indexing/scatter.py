@@ -28,6 +28,9 @@ __all__ = ["scatter", "scatter_add", "scatter_reduce"]
 
 REDUCES = ("sum", "prod", "mean", "amax", "amin")
 _FLOATS = (ms.float16, ms.float32, ms.float64)
+#: the unit of the NaN count in the high bits of the hit count (2**32 hits per position: not
+#: on this hardware); a Tensor, so that graph mode keeps it int64
+_NAN_UNIT = Tensor(1 << 32, ms.int64)
 _TYPES = (*_FLOATS, ms.int8, ms.int16, ms.int32, ms.int64, ms.uint8)
 
 
@@ -43,7 +46,13 @@ def _ones(t: Tensor) -> Tensor:
 def _segment_reduce(x: Tensor, src: Tensor, pos: Tensor, reduce: str, include_self: bool) -> Tensor:
     """``x`` (flat) with each ``src[j]`` reduced into ``x[pos[j]]``: PyTorch's forward."""
     n = x.shape[0]
-    hits = ops.unsorted_segment_sum(_ones(pos), pos, n)
+    extreme = reduce in ("amax", "amin")
+    flags = _ones(pos)
+    if extreme and x.dtype in _FLOATS:
+        # a NaN wins, as PyTorch (the segment kernels skip it): NaNs counted in the high
+        # 32 bits of the same segment sum that counts the hits
+        flags = flags + ops.isnan(src).astype(ms.int64) * _NAN_UNIT
+    hits = ops.unsorted_segment_sum(flags, pos, n)
     if reduce in ("sum", "mean"):
         red = ops.unsorted_segment_sum(src, pos, n)
         if include_self:
@@ -60,8 +69,8 @@ def _segment_reduce(x: Tensor, src: Tensor, pos: Tensor, reduce: str, include_se
         red = (ops.unsorted_segment_max if is_max else ops.unsorted_segment_min)(src, pos, n)
         if include_self:
             red = ops.maximum(red, x) if is_max else ops.minimum(red, x)
-        if x.dtype in _FLOATS:  # a NaN wins, as PyTorch (the segment kernels skip it)
-            nan = ops.unsorted_segment_sum(ops.isnan(src).astype(ms.int32), pos, n) > 0
+        if x.dtype in _FLOATS:
+            nan = hits >= _NAN_UNIT
             if include_self:
                 nan = ops.logical_or(nan, ops.isnan(x))
             red = ops.where(nan, ops.fill(x.dtype, (n,), float("nan")), red)
