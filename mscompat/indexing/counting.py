@@ -1,7 +1,7 @@
 """``bincount`` and ``histc`` with PyTorch's semantics (``mint.bincount``/``mint.histc`` have no
 CPU kernel on MindSpore 2.10; ``ops.bincount`` takes int32 only and returns float32).
 
-Both count with ``unsorted_segment_sum`` over int64 bin positions. ``histc`` bins as PyTorch's
+Both count with a scatter-add over int64 bin positions. ``histc`` bins as PyTorch's
 CPU kernel: ``trunc((x - min) * bins / (max - min))`` in the input's dtype, the last edge
 inclusive, values outside ``[min, max]`` and NaN skipped; its length is ``bins``, so it runs in
 graph mode, ``min == max`` included (the range is then read on device). ``bincount``'s length
@@ -18,15 +18,16 @@ from mindspore import Tensor, ops
 
 from mscompat._checks import check_int, check_number, check_tensor, is_float_dtype
 from mscompat.custom_ops.registry import call, register
+from mscompat.indexing._positions import scatter_sum
 
 __all__ = ["bincount", "histc"]
 
 _INTS = (ms.int8, ms.int16, ms.int32, ms.int64, ms.uint8)
 
 
-@register(("indexing.bincount", "indexing.histc"), "composite", note="unsorted_segment_sum")
+@register(("indexing.bincount", "indexing.histc"), "composite", note="scatter-add")
 def _count(weights: Tensor, bins: Tensor, length: int) -> Tensor:
-    return ops.unsorted_segment_sum(weights, bins, length)
+    return scatter_sum(weights, bins, length)
 
 
 def bincount(input: Tensor, weights: Optional[Tensor] = None, minlength: int = 0) -> Tensor:

@@ -22,7 +22,12 @@ from mindspore import Tensor, nn, ops
 
 from mscompat._checks import check_bool, check_number, check_tensor, wrap_dim
 from mscompat.custom_ops.registry import call, register
-from mscompat.indexing._positions import check_in_range, check_index, flat_positions
+from mscompat.indexing._positions import (
+    check_in_range,
+    check_index,
+    flat_positions,
+    scatter_sum,
+)
 
 __all__ = ["scatter", "scatter_add", "scatter_reduce"]
 
@@ -52,9 +57,9 @@ def _segment_reduce(x: Tensor, src: Tensor, pos: Tensor, reduce: str, include_se
         # a NaN wins, as PyTorch (the segment kernels skip it): NaNs counted in the high
         # 32 bits of the same segment sum that counts the hits
         flags = flags + ops.isnan(src).astype(ms.int64) * _NAN_UNIT
-    hits = ops.unsorted_segment_sum(flags, pos, n)
+    hits = scatter_sum(flags, pos, n)
     if reduce in ("sum", "mean"):
-        red = ops.unsorted_segment_sum(src, pos, n)
+        red = scatter_sum(src, pos, n)
         if include_self:
             red = red + x
         if reduce == "mean":
@@ -82,7 +87,7 @@ def _segment_grads(
 ) -> Tuple[Tensor, Tensor]:
     """PyTorch's ``scatter_reduce_backward`` on the flat tensors."""
     n = x.shape[0]
-    hits = ops.unsorted_segment_sum(_ones(pos), pos, n)
+    hits = scatter_sum(_ones(pos), pos, n)
     if reduce == "sum":
         dx, dsrc = dout, ops.gather(dout, pos, 0)
     elif reduce == "mean":
@@ -92,7 +97,7 @@ def _segment_grads(
         masked_x = ops.where(x == 0, _ones(x), x)
         dx = dout * _segment_reduce(masked_x, src, pos, reduce, incl) / masked_x
         src_zero = src == 0
-        zeros = ops.gather(ops.unsorted_segment_sum(src_zero.astype(ms.int32), pos, n), pos, 0)
+        zeros = ops.gather(scatter_sum(src_zero.astype(ms.int32), pos, n), pos, 0)
         single = ops.logical_and(src_zero, zeros == 1)
         masked = _segment_reduce(x, ops.where(single, _ones(src), src), pos, reduce, incl)
         dsrc = ops.where(
@@ -103,7 +108,7 @@ def _segment_grads(
     else:
         self_is = (x == out).astype(x.dtype)
         src_is = (src == ops.gather(out, pos, 0)).astype(x.dtype)
-        share = dout / (self_is + ops.unsorted_segment_sum(src_is, pos, n))
+        share = dout / (self_is + scatter_sum(src_is, pos, n))
         dx, dsrc = self_is * share, src_is * ops.gather(share, pos, 0)
     if not incl:
         dx = ops.where(hits > 0, ops.zeros(dx.shape, dx.dtype), dx)
@@ -134,7 +139,7 @@ _CELLS: Dict[str, Dict[bool, _SegmentReduce]] = {
 }
 
 
-@register("indexing.scatter_reduce", "composite", note="unsorted_segment_* on flat positions")
+@register("indexing.scatter_reduce", "composite", note="segment ops on flat positions")
 def _scatter_reduce_flat(
     x: Tensor, src: Tensor, pos: Tensor, reduce: str, include_self: bool
 ) -> Tensor:
