@@ -32,9 +32,9 @@ from mscompat.indexing.index_ops import index_copy as index_copy
 from mscompat.indexing.index_ops import index_fill as index_fill
 from mscompat.indexing.index_ops import index_select as index_select
 from mscompat.indexing.index_ops import take as take
-from mscompat.indexing.scatter import scatter as scatter
-from mscompat.indexing.scatter import scatter_add as scatter_add
-from mscompat.indexing.scatter import scatter_reduce as scatter_reduce
+from mscompat.indexing.scatter_ops import scatter as scatter
+from mscompat.indexing.scatter_ops import scatter_add as scatter_add
+from mscompat.indexing.scatter_ops import scatter_reduce as scatter_reduce
 from mscompat.indexing.selection import argwhere as argwhere
 from mscompat.indexing.selection import masked_select as masked_select
 from mscompat.indexing.selection import nonzero as nonzero

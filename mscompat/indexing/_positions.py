@@ -1,4 +1,4 @@
-"""Checks and flat positions shared by the scatter and index ops (``scatter.py``,
+"""Checks and flat positions shared by the scatter and index ops (``scatter_ops.py``,
 ``index_ops.py``).
 
 Every scatter-like op here is computed on flat tensors: each element of ``index`` names one

@@ -4,7 +4,7 @@ On MindSpore 2.10 CPU ``mint.index_add``/``ops.index_fill`` reject int64 indices
 ``mint.index_add`` does not compile in graph mode, and ``mint.index_select``/``mint.take`` have
 no kernel. These take int64 (or int32) indices, check their range before any kernel, and run
 on the flat positions of :mod:`._positions`: ``index_add`` and ``index_copy`` are the
-``sum``/write scatters of :mod:`.scatter` (with their gradients), the selections are a
+``sum``/write scatters of :mod:`.scatter_ops` (with their gradients), the selections are a
 ``gather`` (whose gradient adds the incoming gradient back at the indices).
 """
 
@@ -17,7 +17,7 @@ from mindspore import Tensor, ops
 
 from mscompat._checks import check_number, check_tensor, is_float_dtype, is_int, wrap_dim
 from mscompat.custom_ops.registry import call, register
-from mscompat.indexing import scatter as _scatter  # noqa: F401  (registers its ops)
+from mscompat.indexing import scatter_ops as _scatter_ops  # noqa: F401  (registers its ops)
 from mscompat.indexing._positions import check_in_range, check_index, flat_positions
 
 __all__ = ["index_add", "index_copy", "index_fill", "index_select", "take"]
