@@ -78,7 +78,7 @@ OPS: List[OpInfo] = [
         dispatch_op="indexing.bincount",
         references=_bincount_references,
         bench_input=_bincount_bench,
-        torch_opinfo=(TorchOpInfo("bincount", stride=2),),
+        torch_opinfo=(TorchOpInfo("bincount", stride=3),),
     ),
     OpInfo(
         name="indexing.histc",
@@ -94,7 +94,7 @@ OPS: List[OpInfo] = [
         references=_histc_references,
         bench_input=bench((1000, 1000), 100, -3, 3),
         torch_opinfo=(
-            TorchOpInfo("histc", stride=2, skip_dtypes={"float16": _SLOW, "float64": _SLOW}),
+            TorchOpInfo("histc", stride=4, skip_dtypes={"float16": _SLOW, "float64": _SLOW}),
         ),
     ),
 ]
