@@ -24,7 +24,17 @@ Example:
 # the op database's torch_apis, by the rules of mscompat/_namespaces.py
 from typing import List
 
+from mscompat.indexing.counting import bincount as bincount
+from mscompat.indexing.counting import histc as histc
 from mscompat.indexing.gather import take_along_dim as take_along_dim
+from mscompat.indexing.index_ops import index_add as index_add
+from mscompat.indexing.index_ops import index_copy as index_copy
+from mscompat.indexing.index_ops import index_fill as index_fill
+from mscompat.indexing.index_ops import index_select as index_select
+from mscompat.indexing.index_ops import take as take
+from mscompat.indexing.scatter_ops import scatter as scatter
+from mscompat.indexing.scatter_ops import scatter_add as scatter_add
+from mscompat.indexing.scatter_ops import scatter_reduce as scatter_reduce
 from mscompat.indexing.selection import argwhere as argwhere
 from mscompat.indexing.selection import masked_select as masked_select
 from mscompat.indexing.selection import nonzero as nonzero
@@ -47,6 +57,7 @@ from mscompat.shape.cumulative import cummin as cummin
 from mscompat.shape.max_pool import max_pool1d as max_pool1d
 from mscompat.shape.max_pool import max_pool2d as max_pool2d
 from mscompat.shape.max_pool import max_pool3d as max_pool3d
+from mscompat.shape.repeat import repeat_interleave as repeat_interleave
 from mscompat.shape.reshape import flatten as flatten
 from mscompat.shape.reshape import squeeze as squeeze
 from mscompat.shape.reshape import unflatten as unflatten
@@ -67,6 +78,13 @@ __all__: List[str] = [
     "msort", "nanquantile", "nonzero", "nonzero_static", "pairwise_distance", "quantile", "roll",
     "round", "sort", "squeeze", "std", "std_mean", "take_along_dim", "topk", "unflatten", "unique",
     "unique_consecutive", "unsqueeze", "var", "var_mean",
+    "adaptive_avg_pool1d", "argsort", "argwhere", "bincount", "cummax", "cummin", "einsum",
+    "flatten", "histc", "index_add", "index_copy", "index_fill", "index_select", "isin", "kthvalue",
+    "masked_select", "max_pool1d", "max_pool2d", "max_pool3d", "median", "mode", "msort",
+    "nanquantile", "nonzero", "nonzero_static", "quantile", "repeat_interleave", "roll", "round",
+    "scatter", "scatter_add", "scatter_reduce", "sort", "squeeze", "std", "std_mean", "take",
+    "take_along_dim", "topk", "unflatten", "unique", "unique_consecutive", "unsqueeze", "var",
+    "var_mean",
 ]
 # fmt: on
 # END GENERATED

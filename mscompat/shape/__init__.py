@@ -42,6 +42,8 @@ from mscompat.shape.max_unpool import MaxUnpool3d as MaxUnpool3d
 from mscompat.shape.max_unpool import max_unpool1d as max_unpool1d
 from mscompat.shape.max_unpool import max_unpool2d as max_unpool2d
 from mscompat.shape.max_unpool import max_unpool3d as max_unpool3d
+from mscompat.shape.repeat import repeat_interleave as repeat_interleave
+from mscompat.shape.repeat import unfold_dim as unfold_dim
 from mscompat.shape.reshape import Flatten as Flatten
 from mscompat.shape.reshape import Unflatten as Unflatten
 from mscompat.shape.reshape import flatten as flatten
@@ -66,8 +68,8 @@ __all__: List[str] = [
     "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
     "argsort", "cummax", "cummin", "flatten", "fold", "grid_sample", "interpolate", "kthvalue",
     "max_pool1d", "max_pool2d", "max_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d",
-    "median", "mode", "msort", "roll", "sort", "squeeze", "topk", "unflatten", "unfold",
-    "unsqueeze", "upsample", "upsample_bilinear", "upsample_nearest",
+    "median", "mode", "msort", "repeat_interleave", "roll", "sort", "squeeze", "topk", "unflatten",
+    "unfold", "unfold_dim", "unsqueeze", "upsample", "upsample_bilinear", "upsample_nearest",
 ]
 # fmt: on
 # END GENERATED
