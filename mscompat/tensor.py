@@ -73,18 +73,13 @@ from mscompat.shape.sort import topk as topk
 
 # fmt: off
 __all__: List[str] = [
-    "adaptive_avg_pool1d", "argsort", "argwhere", "cummax", "cummin", "einsum", "flatten", "isin",
-    "kthvalue", "masked_select", "max_pool1d", "max_pool2d", "max_pool3d", "median", "mode",
-    "msort", "nanquantile", "nonzero", "nonzero_static", "pairwise_distance", "quantile", "roll",
-    "round", "sort", "squeeze", "std", "std_mean", "take_along_dim", "topk", "unflatten", "unique",
-    "unique_consecutive", "unsqueeze", "var", "var_mean",
     "adaptive_avg_pool1d", "argsort", "argwhere", "bincount", "cummax", "cummin", "einsum",
     "flatten", "histc", "index_add", "index_copy", "index_fill", "index_select", "isin", "kthvalue",
     "masked_select", "max_pool1d", "max_pool2d", "max_pool3d", "median", "mode", "msort",
-    "nanquantile", "nonzero", "nonzero_static", "quantile", "repeat_interleave", "roll", "round",
-    "scatter", "scatter_add", "scatter_reduce", "sort", "squeeze", "std", "std_mean", "take",
-    "take_along_dim", "topk", "unflatten", "unique", "unique_consecutive", "unsqueeze", "var",
-    "var_mean",
+    "nanquantile", "nonzero", "nonzero_static", "pairwise_distance", "quantile",
+    "repeat_interleave", "roll", "round", "scatter", "scatter_add", "scatter_reduce", "sort",
+    "squeeze", "std", "std_mean", "take", "take_along_dim", "topk", "unflatten", "unique",
+    "unique_consecutive", "unsqueeze", "var", "var_mean",
 ]
 # fmt: on
 # END GENERATED
