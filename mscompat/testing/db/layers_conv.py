@@ -291,8 +291,15 @@ def _entries() -> List[OpInfo]:
             # 1-D: float32 only (its code is the 2-D code's, checked in every dtype)
             keep = (2 if transposed else 1) if nd == 2 else 0 if nd == 1 else 1
             # the composite, the GPU/Ascend fallback, runs every sample of the 3-D entries (the
-            # only backend there on CPU) and the 2-D float64 ones
-            only = {"composite": ("float64",)} if nd == 2 else {"composite": ()} if nd == 1 else {}
+            # only backend there on CPU), conv2d's float64 ones and every conv_transpose2d one
+            # (it takes the output_padding >= stride calls on CPU)
+            only = (
+                ({} if transposed else {"composite": ("float64",)})
+                if nd == 2
+                else {"composite": ()}
+                if nd == 1
+                else {}
+            )
             tol = (_F16_GRAD,) if nd == 3 and not transposed else ()
             bench = _bench_conv_t if (transposed and nd == 2) else None
             out.append(
@@ -308,6 +315,7 @@ def _entries() -> List[OpInfo]:
                     error_inputs=_errors(fn, nd, transposed),
                     grad_argnums=(0, 1),
                     dispatch_op=f"layers.{fn.__name__}",
+                    dtypes=("float32",) if nd == 1 else ("float16", "float32", "float64"),
                     bench_input=bench or (None if transposed else _bench_conv(nd)),
                     known=_KNOWN if (transposed and nd == 3) else (),
                     torch_opinfo=(
