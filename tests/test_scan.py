@@ -185,8 +185,10 @@ def test_every_op_database_api_gets_the_mscompat_import_line_unless_native():
         result = scan_source_text(f"import {api.split('.')[0]}\n{api}(x)")
         v = result.uses[0].verdict
         rec = None
-        if api in KNOWLEDGE.apis:
-            rec = next(iter(KNOWLEDGE.apis[api]["variants"].values())).get("CPU")
+        # a Tensor method without a measurement of its own is judged as the torch function
+        measured = api if api in KNOWLEDGE.apis else api.replace("torch.Tensor.", "torch.", 1)
+        if measured in KNOWLEDGE.apis:
+            rec = next(iter(KNOWLEDGE.apis[measured]["variants"].values())).get("CPU")
         if rec is not None and rec["status"] == "OK":
             assert v.verdict == "native" and v.alternative == entries[0].import_line, api
         else:
