@@ -1,0 +1,242 @@
+"""Op database entries for ``atan``, ``atan2``, ``addcmul``, ``mm``, ``outer``, ``baddbmm``,
+``argmax``, ``argmin``, ``count_nonzero``, ``logsumexp``, ``cumsum``, ``norm`` and
+``linalg.vector_norm`` (``mscompat.math.pointwise``, ``.products``, ``.reductions``,
+``.norms``). One row per function (``_torchfn.row``); few, small samples: the edge cases (NaN,
+ties, empty, 0-d, dtype rules) are what matter."""
+
+from __future__ import annotations
+
+from typing import Iterator, List
+
+import mindspore as ms
+import numpy as np
+
+from mscompat.math import (
+    addcmul,
+    argmax,
+    argmin,
+    atan,
+    atan2,
+    baddbmm,
+    count_nonzero,
+    cumsum,
+    logsumexp,
+    mm,
+    norm,
+    outer,
+    vector_norm,
+)
+from mscompat.testing.db._common import bench, normal
+from mscompat.testing.db._torchfn import row
+from mscompat.testing.opinfo import ErrorInput, OpInfo, SampleInput, TorchOpInfo
+
+FLOATS = ("float16", "float32", "float64")
+_X = np.zeros((2, 3), np.float32)
+_NOT_TENSOR = ErrorInput(SampleInput(([1.0],)), TypeError, "input must be a mindspore.Tensor")
+
+
+def _atan(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield SampleInput((normal(rng, (2, 3), dtype, 3.0),), name="2x3")
+    if dtype == "float32":
+        yield SampleInput((np.array([np.nan, np.inf, -np.inf, -0.0], dtype),), name="nan inf")
+        yield SampleInput((np.arange(4).astype("int64"),), name="int64 -> float32")
+        yield SampleInput((np.zeros((0, 2), dtype),), name="empty")
+
+
+def _atan2(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield SampleInput((normal(rng, (2, 3), dtype), normal(rng, (3,), dtype)), name="broadcast")
+    if dtype == "float32":
+        y = np.array([1.0, -1.0, 0.0, -0.0, np.inf, np.nan], dtype)
+        x = np.array([-1.0, -1.0, -1.0, -1.0, np.inf, 1.0], dtype)
+        yield SampleInput((y, x), name="quadrants, signed zeros, inf, nan")
+        yield SampleInput((np.asarray(1.0, dtype), np.asarray(2.0, dtype)), name="0-d")
+
+
+def _addcmul(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    a, b, c = (normal(rng, s, "float32").astype(dtype) for s in ((2, 3), (3,), (2, 1)))
+    yield SampleInput((a, b, c), {"value": 0.5 if dtype != "int64" else 2}, name="broadcast")
+    if dtype == "float32":
+        yield SampleInput((a, a, a), name="value=1")
+        yield SampleInput((np.zeros((0, 3), dtype), b, b), name="empty")
+
+
+def _mm(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield SampleInput((normal(rng, (2, 3), dtype), normal(rng, (3, 4), dtype)), name="2x3 @ 3x4")
+    if dtype == "float32":
+        yield SampleInput((normal(rng, (3, 2), dtype).T, normal(rng, (3, 1), dtype)), name="T")
+        yield SampleInput((np.zeros((2, 0), dtype), np.zeros((0, 3), dtype)), name="k=0: zeros")
+
+
+def _outer(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield SampleInput((normal(rng, (3,), dtype), normal(rng, (4,), dtype)), name="3 x 4")
+    if dtype == "float32":
+        yield SampleInput((np.zeros((0,), dtype), normal(rng, (2,), dtype)), name="empty")
+
+
+def _baddbmm(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    a, b = normal(rng, (2, 2, 3), dtype), normal(rng, (2, 3, 4), dtype)
+    yield SampleInput((normal(rng, (4,), dtype), a, b), {"beta": 0.5, "alpha": 2.0}, name="bcast")
+    if dtype == "float32":
+        nan = np.full((2, 2, 4), np.nan, dtype)
+        yield SampleInput((nan, a, b), {"beta": 0}, name="beta=0 ignores nan input")
+        yield SampleInput((normal(rng, (2, 2, 4), dtype), a[:, :, :0], b[:, :0]), name="m=0")
+
+
+def _argext(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    x = normal(rng, (3, 4), "float32").round().astype(dtype)  # rounded: ties
+    yield SampleInput((x, 1), name="dim=1 ties")
+    yield SampleInput((x,), name="flattened")
+    if dtype == "float32":
+        x[1, 2] = x[1, 3] = np.nan
+        yield SampleInput((x, 1, True), name="nan first, keepdim")
+        yield SampleInput((np.asarray(2.0, dtype), 0), name="0-d")
+        yield SampleInput((np.zeros((0, 3), dtype), 1), name="empty batch")
+
+
+def _count(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    x = (normal(rng, (2, 3, 4), "float32") > 0).astype(dtype)
+    yield SampleInput((x,), name="all")
+    if dtype == "float32":
+        x[0, 0, 0] = np.nan
+        yield SampleInput((x, (0, 2)), name="dims (0, 2), nan counts")
+        yield SampleInput((x, -1), name="dim=-1")
+        yield SampleInput((np.zeros((0, 3), dtype), 0), name="empty")
+
+
+def _logsumexp(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield SampleInput((normal(rng, (2, 3), dtype, 3.0), 1), name="dim=1")
+    if dtype == "float32":
+        big = np.array([[1e4, 1e4, -np.inf], [-np.inf, -np.inf, -np.inf]], dtype)
+        yield SampleInput((big, 1), name="1e4 and -inf rows")
+        yield SampleInput((normal(rng, (2, 3, 2), dtype), (0, 2), True), name="dims keepdim")
+        yield SampleInput((np.arange(6).reshape(2, 3).astype("int64"), 0), name="int -> float")
+        yield SampleInput((np.zeros((2, 0), dtype), 1), name="empty dim: -inf")
+
+
+def _cumsum(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    yield SampleInput((normal(rng, (2, 5), "float32").astype(dtype), 1), name="dim=1")
+    if dtype == "float32":
+        yield SampleInput((normal(rng, (3, 2), dtype), 0), {"dtype": ms.float64}, name="dtype")
+        yield SampleInput((np.array([1.0, np.nan, 2.0], dtype), 0), name="nan")
+        yield SampleInput((np.array([True, False, True]), 0), name="bool -> int64")
+        yield SampleInput((np.asarray(2.0, dtype), 0), name="0-d")
+        yield SampleInput((np.zeros((0, 3), dtype), 1), name="empty")
+
+
+def _norms(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    x = normal(rng, (3, 4), dtype)
+    yield SampleInput((x, 2, 1), name="p=2 dim=1")
+    yield SampleInput((x,), name="defaults (all)")
+    if dtype == "float32":
+        z = x.copy()
+        z[1] = 0
+        yield SampleInput((z, 2, 1), name="zero row: gradient 0")
+        yield SampleInput((x, 1, (0, 1), True), name="p=1 keepdim")
+        yield SampleInput((x, float("inf"), 0), name="inf")
+        yield SampleInput((x, 3.5, 1), name="p=3.5")
+        yield SampleInput((z, 0, 1), name="p=0 count")
+        yield SampleInput((np.zeros((0, 3), dtype), 2, 0), name="empty: 0")
+
+
+def _norm(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    x = normal(rng, (3, 4), dtype)
+    yield SampleInput((x,), name="fro (all)")
+    if dtype == "float32":
+        yield SampleInput((x, "fro", (0, 1), True), name="fro two dims")
+        yield SampleInput((x, 1, 0), name="p=1 dim=0")
+        yield SampleInput((np.asarray(-2.0, dtype),), name="0-d")
+
+
+def _pointwise_errors() -> Iterator[ErrorInput]:
+    yield _NOT_TENSOR
+
+
+def _atan2_errors() -> Iterator[ErrorInput]:
+    yield ErrorInput(SampleInput((_X, _X[:, :2])), ValueError, "must be broadcastable")
+    yield ErrorInput(SampleInput((_X, _X.astype(np.float64))), TypeError, "same dtype")
+
+
+def _addcmul_errors() -> Iterator[ErrorInput]:
+    yield ErrorInput(SampleInput((_X, _X, _X[:, :2])), ValueError, "must be broadcastable")
+    yield ErrorInput(SampleInput((_X, _X, _X), {"value": "2"}), TypeError, "value must be")
+    i = _X.astype(np.int64)
+    yield ErrorInput(SampleInput((i, i, i), {"value": 0.5}), TypeError, "value must be an int")
+
+
+def _mm_errors() -> Iterator[ErrorInput]:
+    yield ErrorInput(SampleInput((_X, _X)), ValueError, "cannot be multiplied")
+    yield ErrorInput(SampleInput((_X[0], _X)), ValueError, "input must be 2-D")
+    yield ErrorInput(SampleInput((_X, _X.T.astype(np.float64))), TypeError, "mat2 must have")
+
+
+def _outer_errors() -> Iterator[ErrorInput]:
+    yield ErrorInput(SampleInput((_X, _X[0])), ValueError, "input must be 1-D")
+
+
+def _baddbmm_errors() -> Iterator[ErrorInput]:
+    a = np.zeros((2, 2, 3), np.float32)
+    yield ErrorInput(SampleInput((_X, a, a)), ValueError, "must be")
+    yield ErrorInput(SampleInput((_X[:, :2], a, a[:, :, :1].repeat(2, 2).transpose(0, 2, 1))),
+                     ValueError, "input of shape")  # fmt: skip
+    yield ErrorInput(SampleInput((_X, a[0], a)), ValueError, "batch1 must be 3-D")
+
+
+def _arg_errors() -> Iterator[ErrorInput]:
+    yield ErrorInput(SampleInput((_X, 2)), ValueError, r"dim must be in the range \[-2, 1\]")
+    yield ErrorInput(SampleInput((np.zeros((0,), np.float32),)), ValueError, "empty")
+    yield ErrorInput(SampleInput((np.zeros((2, 0), np.float32), 1)), ValueError, "is empty")
+    yield ErrorInput(SampleInput((_X, 0, 1)), TypeError, "keepdim must be a bool")
+
+
+def _dim_errors() -> Iterator[ErrorInput]:
+    yield ErrorInput(SampleInput((_X, 2)), ValueError, r"dim must be in the range \[-2, 1\]")
+    yield ErrorInput(SampleInput((_X, 0.5)), TypeError, "dim must be an int")
+    yield _NOT_TENSOR
+
+
+def _cumsum_errors() -> Iterator[ErrorInput]:
+    yield from _dim_errors()
+    yield ErrorInput(SampleInput((_X, 0), {"dtype": "float64"}), TypeError, "dtype must be")
+
+
+def _norm_errors() -> Iterator[ErrorInput]:
+    yield ErrorInput(SampleInput((_X.astype(np.int64),)), TypeError, "floating-point")
+    yield ErrorInput(SampleInput((_X, 2, (0, 0))), ValueError, "more than once")
+    yield ErrorInput(SampleInput((np.zeros((0, 2), np.float32), float("inf"))), ValueError,
+                     "empty")  # fmt: skip
+
+
+def _norm_p_errors() -> Iterator[ErrorInput]:
+    yield from _norm_errors()
+    yield ErrorInput(SampleInput((_X, "nuc")), ValueError, "'nuc' is not supported")
+
+
+_ARG_DTYPES = FLOATS + ("int64",)
+OPS: List[OpInfo] = [
+    row("math.atan", atan, _atan, _pointwise_errors, FLOATS,
+        opinfo=(TorchOpInfo("atan", stride=3),), bench_input=bench((1000, 1000))),
+    row("math.atan2", atan2, _atan2, _atan2_errors, FLOATS, grad=(0, 1),
+        opinfo=(TorchOpInfo("atan2", stride=3),)),
+    row("math.addcmul", addcmul, _addcmul, _addcmul_errors, FLOATS + ("int64",), grad=(0, 1, 2),
+        opinfo=(TorchOpInfo("addcmul", stride=3),)),
+    row("math.mm", mm, _mm, _mm_errors, FLOATS, grad=(0, 1), opinfo=(TorchOpInfo("mm"),)),
+    row("math.outer", outer, _outer, _outer_errors, FLOATS, grad=(0, 1),
+        opinfo=(TorchOpInfo("outer"),)),
+    row("math.baddbmm", baddbmm, _baddbmm, _baddbmm_errors, FLOATS, grad=(0, 1, 2),
+        opinfo=(TorchOpInfo("baddbmm", stride=3),)),
+    row("math.argmax", argmax, _argext, _arg_errors, _ARG_DTYPES, grad=(),
+        opinfo=(TorchOpInfo("argmax"),), bench_input=bench((1000, 1000), 1)),
+    row("math.argmin", argmin, _argext, _arg_errors, _ARG_DTYPES, grad=(),
+        opinfo=(TorchOpInfo("argmin"),), bench_input=bench((1000, 1000), 1)),
+    row("math.count_nonzero", count_nonzero, _count, _dim_errors, ("float32", "int64", "bool"),
+        grad=(), opinfo=(TorchOpInfo("count_nonzero"),), bench_input=bench((1000, 1000))),
+    row("math.logsumexp", logsumexp, _logsumexp, _dim_errors, FLOATS,
+        opinfo=(TorchOpInfo("logsumexp"),), bench_input=bench((1000, 1000), 1)),
+    row("math.cumsum", cumsum, _cumsum, _cumsum_errors, FLOATS + ("int64",),
+        opinfo=(TorchOpInfo("cumsum", stride=3),), bench_input=bench((1000, 1000), 1)),
+    row("math.vector_norm", vector_norm, _norms, _norm_errors, FLOATS, method=False,
+        path="torch.linalg.vector_norm", opinfo=(TorchOpInfo("linalg.vector_norm", stride=6),),
+        bench_input=bench((1000, 1000), 2, 1)),
+    row("math.norm", norm, _norm, _norm_p_errors, FLOATS, dispatch_op="",
+        opinfo=(TorchOpInfo("norm", stride=2),), bench_input=bench((1000, 1000), 2, 1)),
+]  # fmt: skip
