@@ -17,7 +17,7 @@ from mindspore import Tensor, mint, ops
 
 from mscompat._checks import check_bool, check_tensor, is_float_dtype, wrap_dim
 from mscompat.custom_ops.registry import call
-from mscompat.math._backends import check_dtype, mint_or_composite
+from mscompat._mint import check_dtype, mint_or_composite
 
 __all__ = ["norm", "vector_norm"]
 

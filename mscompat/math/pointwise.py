@@ -8,14 +8,14 @@ unregistered"); these run ``mint`` on Ascend and ``mindspore.ops`` elsewhere. As
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Tuple
 
 import mindspore as ms
 from mindspore import Tensor, mint, ops
 
 from mscompat._checks import check_number, check_tensor, is_float_dtype
 from mscompat.custom_ops.registry import call
-from mscompat.math._backends import mint_or_composite
+from mscompat._mint import mint_or_composite
 
 __all__ = ["addcmul", "atan", "atan2"]
 
@@ -26,13 +26,21 @@ def _float_input(x: Any, name: str) -> Tensor:
     return x if is_float_dtype(x.dtype) else x.astype(ms.float32)
 
 
-def _broadcast_shape(a: Tensor, b: Tensor, fn: str, names: str) -> None:
-    for i in range(1, min(a.ndim, b.ndim) + 1):
-        m, n = a.shape[-i], b.shape[-i]
-        if m != n and m != 1 and n != 1:
+def _broadcast_shape(
+    a: Tuple[int, ...], b: Tuple[int, ...], fn: str, names: str
+) -> Tuple[int, ...]:
+    """The broadcast shape of shapes ``a`` and ``b``; ``ValueError`` naming them if none."""
+    n = max(len(a), len(b))
+    sa = (1,) * (n - len(a)) + tuple(a)
+    sb = (1,) * (n - len(b)) + tuple(b)
+    out: Tuple[int, ...] = ()
+    for m, k in zip(sa, sb):
+        if m != k and m != 1 and k != 1:
             raise ValueError(
-                f"{fn}(): {names} must be broadcastable, but got shapes {a.shape} and {b.shape}"
+                f"{fn}(): {names} must be broadcastable, but got shapes {a} and {b}"
             )
+        out = out + (k if m == 1 else m,)
+    return out
 
 
 def _atan_mint(x: Tensor) -> Tensor:
@@ -100,9 +108,9 @@ def atan2(input: Tensor, other: Tensor) -> Tensor:
     x = _float_input(other, "atan2(): other")
     if y.dtype != x.dtype:
         raise TypeError(f"atan2(): input and other must have the same dtype, got {y.dtype} and {x.dtype}")
-    _broadcast_shape(y, x, "atan2", "input and other")
-    if y.size == 0 or x.size == 0:
-        return ops.zeros(ops.broadcast_shape(y.shape, x.shape), y.dtype)
+    shape = _broadcast_shape(y.shape, x.shape, "atan2", "input and other")
+    if 0 in shape:
+        return ops.zeros(shape, y.dtype)
     return call("math.atan2", y, x)
 
 
@@ -150,10 +158,10 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
     check_number(value, "addcmul(): value")  # the value itself is kept: an int stays exact
     if not is_float_dtype(x.dtype) and not isinstance(value, int):
         raise TypeError(f"addcmul(): value must be an int for integer input, got value={value!r}")
-    _broadcast_shape(a, b, "addcmul", "tensor1 and tensor2")
-    _broadcast_shape(x, a, "addcmul", "input and tensor1")
-    _broadcast_shape(x, b, "addcmul", "input and tensor2")
-    shape = ops.broadcast_shape(ops.broadcast_shape(x.shape, a.shape), b.shape)
+    _broadcast_shape(a.shape, b.shape, "addcmul", "tensor1 and tensor2")
+    _broadcast_shape(x.shape, b.shape, "addcmul", "input and tensor2")
+    shape = _broadcast_shape(x.shape, a.shape, "addcmul", "input and tensor1")
+    shape = _broadcast_shape(shape, b.shape, "addcmul", "input and tensor2")
     if 0 in shape:
         return ops.zeros(shape, x.dtype)
     return call("math.addcmul", x, a, b, value)

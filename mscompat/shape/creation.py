@@ -21,7 +21,7 @@ from mindspore import Tensor, mint, ops
 
 from mscompat._checks import check_int, check_numel, check_tensor
 from mscompat.custom_ops.registry import call
-from mscompat.math._backends import check_dtype, mint_or_composite
+from mscompat._mint import check_dtype, mint_or_composite
 
 __all__ = ["arange", "clone", "full_like", "linspace", "ones_like", "zeros_like"]
 

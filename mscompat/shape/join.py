@@ -13,7 +13,7 @@ from mindspore import Tensor, mint, ops
 
 from mscompat._checks import check_tensor, wrap_dim
 from mscompat.custom_ops.registry import call
-from mscompat.math._backends import mint_or_composite
+from mscompat._mint import mint_or_composite
 
 __all__ = ["stack"]
 

@@ -1,12 +1,13 @@
-"""Registering an op's two backends in one place: ``mint`` where its kernels exist, a composite
+"""Registering a ``torch.*`` function's two backends in one place: ``mint`` where its kernels exist, a composite
 of ``mindspore.ops`` everywhere.
 
 ``mindspore.mint`` is Ascend-first: on MindSpore 2.10 CPU ``mint.arange``, ``mint.stack``,
 ``mint.argmax``... exist but fail with "kernel unregistered" (measured:
 ``shared/reference/mindspore-2.10-cpu-api-gap.md``). The families of ``torch.*`` functions
-(:mod:`mscompat.math.reductions`, :mod:`mscompat.shape.creation`...) register the ``mint``
+(``mscompat/math/reductions.py``, ``mscompat/shape/creation.py``...) register the ``mint``
 call as the ``native`` backend on Ascend and their composite on every device, so
-``which("math.argmax", x)`` names the one that runs.
+``which("math.argmax", x)`` names the one that runs. (A top-level module, so that
+:mod:`mscompat.shape` and :mod:`mscompat.math` can both import it without importing each other.)
 """
 
 from __future__ import annotations
