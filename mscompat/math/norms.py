@@ -35,21 +35,21 @@ def _vector_norm_composite(
     wide = x.astype(ms.float32) if x.dtype == ms.float16 else x
     a = ops.abs(wide)
     if ord == math.inf:
-        out = a.amax(axis=axes, keepdims=keepdim)
+        out = ops.amax(a, axes, keepdim)
     elif ord == -math.inf:
-        out = a.amin(axis=axes, keepdims=keepdim)
+        out = ops.amin(a, axes, keepdim)
     elif ord == 0:
-        out = (a != 0).astype(wide.dtype).sum(axis=axes, keepdims=keepdim)
+        out = ops.sum((a != 0).astype(wide.dtype), axes, keepdim)
     elif ord == 1:
-        out = a.sum(axis=axes, keepdims=keepdim)
+        out = ops.sum(a, axes, keepdim)
     elif ord == 2:
-        s = (wide * wide).sum(axis=axes, keepdims=keepdim)
+        s = ops.sum(wide * wide, axes, keepdim)
         # sqrt at 0 has an infinite derivative: PyTorch's gradient there is 0.
         pos = s > 0
         out = ops.where(pos, ops.sqrt(ops.where(pos, s, ops.ones_like(s))), ops.zeros_like(s))
     else:
         p = Tensor(ord, wide.dtype)
-        s = ops.pow(a, p).sum(axis=axes, keepdims=keepdim)
+        s = ops.sum(ops.pow(a, p), axes, keepdim)
         pos = s > 0
         root = ops.pow(ops.where(pos, s, ops.ones_like(s)), 1 / p)
         out = ops.where(pos, root, ops.zeros_like(s) if ord > 0 else s * 0 + math.inf)

@@ -135,7 +135,7 @@ def _count_mint(x: Tensor, axes: Tuple[int, ...]) -> Tensor:
 
 @mint_or_composite("math.count_nonzero", _count_mint, "sum of (x != 0) in int64")
 def _count_composite(x: Tensor, axes: Tuple[int, ...]) -> Tensor:
-    return (x != 0).astype(ms.int64).sum(axis=axes)
+    return ops.sum((x != 0).astype(ms.int64), axes)
 
 
 def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:
@@ -178,10 +178,10 @@ def _logsumexp_mint(x: Tensor, axes: Tuple[int, ...], keepdim: bool) -> Tensor:
 @mint_or_composite("math.logsumexp", _logsumexp_mint, "max + log(sum(exp(x - max)))")
 def _logsumexp_composite(x: Tensor, axes: Tuple[int, ...], keepdim: bool) -> Tensor:
     wide = x.astype(ms.float32) if x.dtype == ms.float16 else x
-    top = ops.stop_gradient(wide.amax(axis=axes, keepdims=True))
+    top = ops.stop_gradient(ops.amax(wide, axes, True))
     # An infinite max is not subtracted (inf - inf would be NaN), as PyTorch.
     top = ops.where(ops.isinf(top), ops.zeros_like(top), top)
-    out = ops.log(ops.exp(wide - top).sum(axis=axes, keepdims=True)) + top
+    out = ops.log(ops.sum(ops.exp(wide - top), axes, True)) + top
     if not keepdim:
         out = out.squeeze(axes)
     return out.astype(x.dtype)

@@ -176,8 +176,8 @@ def _outer_errors() -> Iterator[ErrorInput]:
 def _baddbmm_errors() -> Iterator[ErrorInput]:
     a = np.zeros((2, 2, 3), np.float32)
     yield ErrorInput(SampleInput((_X, a, a)), ValueError, "must be")
-    yield ErrorInput(SampleInput((_X[:, :2], a, a[:, :, :1].repeat(2, 2).transpose(0, 2, 1))),
-                     ValueError, "input of shape")  # fmt: skip
+    b = np.zeros((2, 3, 4), np.float32)
+    yield ErrorInput(SampleInput((_X, a, b)), ValueError, "input of shape")
     yield ErrorInput(SampleInput((_X, a[0], a)), ValueError, "batch1 must be 3-D")
 
 
@@ -191,7 +191,7 @@ def _arg_errors() -> Iterator[ErrorInput]:
 def _dim_errors() -> Iterator[ErrorInput]:
     yield ErrorInput(SampleInput((_X, 2)), ValueError, r"dim must be in the range \[-2, 1\]")
     yield ErrorInput(SampleInput((_X, 0.5)), TypeError, "dim must be an int")
-    yield _NOT_TENSOR
+    yield ErrorInput(SampleInput(([1.0], 0)), TypeError, "input must be a mindspore.Tensor")
 
 
 def _cumsum_errors() -> Iterator[ErrorInput]:
