@@ -18,6 +18,7 @@ from typing import Any, Optional
 import mindspore as ms
 import numpy as np
 from mindspore import Tensor, mint, ops
+from mindspore.ops import constexpr
 
 from mscompat._checks import check_int, check_numel, check_tensor
 from mscompat.custom_ops.registry import call
@@ -166,19 +167,24 @@ def _arange_mint(start: Any, step: Any, n: int, dtype: Any) -> Tensor:
     return mint.arange(start, start + step * n, step, dtype=dtype)
 
 
+@constexpr
+def _arange_values(start: Any, step: Any, n: int, dtype: Any) -> Tensor:
+    """``start + i * step`` in float64 (int64 for an integer dtype), as a constant: the values
+    depend on the arguments only (``ops.arange`` would add a second to each graph's compile)."""
+    if dtype in _FLOATS:
+        values = np.arange(n, dtype=np.float64) * np.float64(step) + np.float64(start)
+    else:
+        values = np.arange(n, dtype=np.int64) * np.int64(step) + np.int64(start)
+    return Tensor(values.astype(ms.dtype_to_nptype(dtype)))
+
+
 @mint_or_composite(
-    "shape.arange", _arange_mint, "ops.arange(n) * step + start, in int64 or float64"
+    "shape.arange", _arange_mint, "start + i * step in float64 or int64 (NumPy, a constant)"
 )
 def _arange_composite(start: Any, step: Any, n: int, dtype: Any) -> Tensor:
     if n == 0:
         return ops.zeros((0,), dtype)
-    if dtype in _FLOATS:
-        i = ops.arange(0, n, dtype=ms.int64).astype(ms.float64)
-        # Tensor(v, float64), not v: in graph mode a Python float is rounded to float32.
-        return (i * Tensor(float(step), ms.float64) + Tensor(float(start), ms.float64)).astype(
-            dtype
-        )
-    return (ops.arange(0, n, dtype=ms.int64) * int(step) + int(start)).astype(dtype)
+    return _arange_values(start, step, n, dtype)
 
 
 def _trunc_div(a: int, b: int) -> int:
@@ -256,30 +262,35 @@ def _linspace_mint(start: Any, end: Any, steps: int, dtype: Any) -> Tensor:
     return mint.linspace(start, end, steps, dtype=dtype)
 
 
+@constexpr
+def _linspace_values(start: Any, end: Any, steps: int, dtype: Any) -> Tensor:
+    """PyTorch's CPU formula in NumPy, as a constant (NumPy's float16 arithmetic rounds each
+    operation to float16, as ``c10::Half``)."""
+    if steps == 1:  # PyTorch fills start (the formula would give end - inf * 0)
+        return Tensor(np.array([start], np.float64).astype(ms.dtype_to_nptype(dtype)))
+    # In the dtype itself; for an integer dtype from the truncated bounds in float64, each
+    # value truncated.
+    work = ms.dtype_to_nptype(dtype) if dtype in _FLOATS else np.float64
+    if dtype not in _FLOATS:
+        start, end = int(start), int(end)
+    lo, hi = work(start), work(end)
+    step = (hi - lo) / work(steps - 1)
+    i = np.arange(steps)
+    head = lo + step * i.astype(work)
+    tail = hi - step * (steps - 1 - i).astype(work)
+    out = np.where(i < steps // 2, head, tail)
+    return Tensor(out.astype(ms.dtype_to_nptype(dtype)))
+
+
 @mint_or_composite(
     "shape.linspace",
     _linspace_mint,
-    "the first half start + i * step, the second end - (steps - 1 - i) * step",
+    "start + i * step (first half), end - (steps - 1 - i) * step (NumPy, a constant)",
 )
 def _linspace_composite(start: Any, end: Any, steps: int, dtype: Any) -> Tensor:
     if steps == 0:
         return ops.zeros((0,), dtype)
-    if steps == 1:  # PyTorch fills start (the formula would give end - inf * 0)
-        return Tensor([float(start)], ms.float64).astype(dtype)
-    # PyTorch computes in the dtype itself; for an integer dtype, from the truncated bounds
-    # in float64, truncating each value.
-    work = dtype if dtype in _FLOATS else ms.float64
-    if work == ms.float64 and dtype != ms.float64:
-        start, end = int(start), int(end)
-    # Tensor(v, float64) first: in graph mode a Python float is rounded to float32.
-    lo = Tensor(float(start), ms.float64).astype(work)
-    hi = Tensor(float(end), ms.float64).astype(work)
-    step = (hi - lo) / Tensor(float(steps - 1), ms.float64).astype(work)
-    i = ops.arange(0, steps, dtype=ms.int64)
-    head = lo + step * i.astype(work)
-    tail = hi - step * (steps - 1 - i).astype(work)
-    out = ops.where(i < steps // 2, head, tail)
-    return out if dtype == work else out.astype(dtype)
+    return _linspace_values(start, end, steps, dtype)
 
 
 def linspace(start: Any, end: Any, steps: int, *, dtype: Optional[Any] = None) -> Tensor:

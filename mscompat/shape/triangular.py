@@ -1,19 +1,28 @@
 """The triangles of matrices, as :func:`torch.tril` and :func:`torch.triu`.
 
 ``mint.tril`` fails on MindSpore 2.10 CPU ("kernel unregistered"); these run ``mint`` on Ascend
-and a composite elsewhere: a mask of ``col - row <= diagonal`` (``>=`` for ``triu``) broadcast
+and a composite elsewhere: a constant mask of ``col - row <= diagonal`` (``>=`` for ``triu``) broadcast
 over the batch dims, ``where`` in the input's dtype (bool included), gradient the same mask.
 """
 
 from __future__ import annotations
 
+import numpy as np
 from mindspore import Tensor, mint, ops
+from mindspore.ops import constexpr
 
 from mscompat._checks import check_int, check_tensor
 from mscompat.custom_ops.registry import call
 from mscompat._mint import mint_or_composite
 
 __all__ = ["tril", "triu"]
+
+
+@constexpr
+def _keep(rows: int, cols: int, diagonal: int, upper: bool) -> Tensor:
+    """The mask, a constant (``ops.arange`` would add a second to each graph's compile)."""
+    offset = np.arange(cols)[None, :] - np.arange(rows)[:, None]
+    return Tensor(offset >= diagonal if upper else offset <= diagonal)
 
 
 def _triangle_mint(x: Tensor, diagonal: int, upper: bool) -> Tensor:
@@ -24,9 +33,7 @@ def _triangle_mint(x: Tensor, diagonal: int, upper: bool) -> Tensor:
     ("shape.tril", "shape.triu"), _triangle_mint, "where(col - row <= diagonal, x, 0)"
 )
 def _triangle_composite(x: Tensor, diagonal: int, upper: bool) -> Tensor:
-    rows, cols = x.shape[-2], x.shape[-1]
-    offset = ops.arange(0, cols).reshape((1, cols)) - ops.arange(0, rows).reshape((rows, 1))
-    keep = offset >= diagonal if upper else offset <= diagonal
+    keep = _keep(x.shape[-2], x.shape[-1], diagonal, upper)
     return ops.where(keep, x, ops.zeros_like(x))
 
 

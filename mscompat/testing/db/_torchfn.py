@@ -4,12 +4,15 @@ row per function, the reference converting a MindSpore ``dtype`` argument to PyT
 
 from __future__ import annotations
 
-from typing import Any, Callable, Tuple
+from typing import Any, Callable, Dict, Iterator, Tuple
+
+import numpy as np
 
 from mscompat.testing.db._common import torch_ref
-from mscompat.testing.opinfo import OpInfo, TorchOpInfo
+from mscompat.testing.opinfo import OpInfo, ReferenceInput, SampleInput, TorchOpInfo
+from mscompat.testing.tolerances import Tolerance, default_tolerance
 
-__all__ = ["row", "torch_dtype_ref"]
+__all__ = ["row", "split_samples", "torch_dtype_ref"]
 
 
 def torch_dtype_ref(path: str) -> Callable[..., Any]:
@@ -28,6 +31,34 @@ def torch_dtype_ref(path: str) -> Callable[..., Any]:
     return call
 
 
+def _tolerances(sample: SampleInput) -> Dict[str, Tolerance]:
+    """The default tolerances of the sample's first float array's dtype (float32 if none), for
+    every output and gradient label (a reference input is exact unless told)."""
+    arrays = [a for a in sample.args if isinstance(a, np.ndarray) and a.dtype.kind == "f"]
+    dtype = str(arrays[0].dtype) if arrays else "float32"
+    out = {f"output[{i}]": default_tolerance(dtype, "forward") for i in range(4)}
+    out.update({f"grad[arg {i}]": default_tolerance(dtype, "grad") for i in range(4)})
+    return out
+
+
+def split_samples(gen: Any) -> Tuple[Any, Any]:
+    """``(sample_inputs, references)`` from one generator: each dtype's first sample is a sample
+    (PyNative and graph mode, gradients), the other float32 samples (edge cases: empty, 0-d,
+    NaN, other dtypes) are reference inputs checked in PyNative with gradients, at the default
+    tolerances. The suite's time budget: a graph-mode case costs about a second of compilation,
+    and the edge cases run the same code in both modes."""
+
+    def samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+        yield next(iter(gen(dtype, rng)))
+
+    def references() -> Iterator[ReferenceInput]:
+        for sample in list(gen("float32", np.random.default_rng(0)))[1:]:
+            yield ReferenceInput(sample, grad=True, tolerances=_tolerances(sample))
+
+    samples.__name__ = gen.__name__
+    return samples, references
+
+
 def row(
     name: str,
     op: Any,
@@ -42,10 +73,12 @@ def row(
     **extra: Any,
 ) -> OpInfo:
     """The entry ``<package>.<name>`` for ``torch.<name>`` (or ``path``), dispatched through the
-    registry under the same name, a drop-in for ``torch.Tensor.<name>`` too when ``method``."""
+    registry under the same name, a drop-in for ``torch.Tensor.<name>`` too when ``method``;
+    ``samples`` split by :func:`split_samples`."""
     short = name.split(".", 1)[1]
     path = path or f"torch.{short}"
     extra.setdefault("dispatch_op", name)
+    first, rest = split_samples(samples)
     apis = (path,) + ((f"torch.Tensor.{short}",) if method else ())
     return OpInfo(
         name=name,
@@ -53,7 +86,8 @@ def row(
         ref=torch_dtype_ref(path),
         mirrors=path,
         torch_apis=apis,
-        sample_inputs=samples,
+        sample_inputs=first,
+        references=rest,
         error_inputs=errors,
         dtypes=dtypes,
         grad_argnums=grad,
