@@ -1,5 +1,5 @@
-"""Registering a ``torch.*`` function's two backends in one place: ``mint`` where its kernels exist, a composite
-of ``mindspore.ops`` everywhere.
+"""Registering a ``torch.*`` function's two backends in one place: ``mint`` where its kernels
+exist, a composite of ``mindspore.ops`` everywhere.
 
 ``mindspore.mint`` is Ascend-first: on MindSpore 2.10 CPU ``mint.arange``, ``mint.stack``,
 ``mint.argmax``... exist but fail with "kernel unregistered" (measured:
@@ -29,8 +29,8 @@ def mint_or_composite(
     op: str, native: Callable[..., Any], note: str
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator: ``fn`` becomes ``op``'s ``composite`` backend (every device, described by
-    ``note``) and ``native`` (the same arguments, a ``mint`` call; a ``def``, which ``ms.jit`` parses, not
-    a lambda) its ``native`` backend on Ascend."""
+    ``note``) and ``native`` (the same arguments, a ``mint`` call; a ``def``, which ``ms.jit``
+    parses, not a lambda) its ``native`` backend on Ascend."""
 
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
         register(op, "composite", note=note)(fn)

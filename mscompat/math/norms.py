@@ -9,17 +9,18 @@ absolute value (an empty input refused, as PyTorch); integer inputs are refused.
 
 from __future__ import annotations
 
-import math
 from typing import Any, Optional, Tuple
 
 import mindspore as ms
 from mindspore import Tensor, mint, ops
 
 from mscompat._checks import check_bool, check_tensor, is_float_dtype, wrap_dim
-from mscompat.custom_ops.registry import call
 from mscompat._mint import check_dtype, mint_or_composite
+from mscompat.custom_ops.registry import call
 
 __all__ = ["norm", "vector_norm"]
+
+_INF = float("inf")
 
 
 def _vector_norm_mint(x: Tensor, ord: float, axes: Tuple[int, ...], keepdim: bool) -> Tensor:
@@ -29,31 +30,52 @@ def _vector_norm_mint(x: Tensor, ord: float, axes: Tuple[int, ...], keepdim: boo
 @mint_or_composite(
     "math.vector_norm", _vector_norm_mint, "sum(|x|^p)^(1/p); max/min |x|; count for p=0"
 )
-def _vector_norm_composite(
-    x: Tensor, ord: float, axes: Tuple[int, ...], keepdim: bool
-) -> Tensor:
+def _vector_norm_composite(x: Tensor, ord: float, axes: Tuple[int, ...], keepdim: bool) -> Tensor:
     wide = x.astype(ms.float32) if x.dtype == ms.float16 else x
-    a = ops.abs(wide)
-    if ord == math.inf:
-        out = ops.amax(a, axes, keepdim)
-    elif ord == -math.inf:
-        out = ops.amin(a, axes, keepdim)
-    elif ord == 0:
-        out = ops.sum((a != 0).astype(wide.dtype), axes, keepdim)
-    elif ord == 1:
-        out = ops.sum(a, axes, keepdim)
-    elif ord == 2:
-        s = ops.sum(wide * wide, axes, keepdim)
-        # sqrt at 0 has an infinite derivative: PyTorch's gradient there is 0.
-        pos = s > 0
-        out = ops.where(pos, ops.sqrt(ops.where(pos, s, ops.ones_like(s))), ops.zeros_like(s))
-    else:
-        p = Tensor(ord, wide.dtype)
-        s = ops.sum(ops.pow(a, p), axes, keepdim)
-        pos = s > 0
-        root = ops.pow(ops.where(pos, s, ops.ones_like(s)), 1 / p)
-        out = ops.where(pos, root, ops.zeros_like(s) if ord > 0 else s * 0 + math.inf)
-    return out.astype(x.dtype)
+    return _BY_ORD[_ord_kind(ord)](wide, ord, axes, keepdim).astype(x.dtype)
+
+
+def _ord_kind(ord: float) -> str:
+    if abs(ord) == _INF:
+        return "max" if ord > 0 else "min"
+    return {0.0: "count", 1.0: "sum", 2.0: "two"}.get(ord, "p")
+
+
+# One small function per kind of ord, chosen in Python (under ms.jit, only the one that runs is
+# traced).
+def _max_abs(x: Tensor, ord: float, axes: Tuple[int, ...], keepdim: bool) -> Tensor:
+    return ops.amax(ops.abs(x), axes, keepdim)
+
+
+def _min_abs(x: Tensor, ord: float, axes: Tuple[int, ...], keepdim: bool) -> Tensor:
+    return ops.amin(ops.abs(x), axes, keepdim)
+
+
+def _count(x: Tensor, ord: float, axes: Tuple[int, ...], keepdim: bool) -> Tensor:
+    return ops.sum((x != 0).astype(x.dtype), axes, keepdim)
+
+
+def _sum_abs(x: Tensor, ord: float, axes: Tuple[int, ...], keepdim: bool) -> Tensor:
+    return ops.sum(ops.abs(x), axes, keepdim)
+
+
+def _two(x: Tensor, ord: float, axes: Tuple[int, ...], keepdim: bool) -> Tensor:
+    s = ops.sum(x * x, axes, keepdim)
+    # sqrt at 0 has an infinite derivative: PyTorch's gradient there is 0.
+    pos = s > 0
+    return ops.where(pos, ops.sqrt(ops.where(pos, s, ops.ones_like(s))), ops.zeros_like(s))
+
+
+def _p(x: Tensor, ord: float, axes: Tuple[int, ...], keepdim: bool) -> Tensor:
+    p = Tensor(ord, x.dtype)
+    s = ops.sum(ops.pow(ops.abs(x), p), axes, keepdim)
+    pos = s > 0
+    root = ops.pow(ops.where(pos, s, ops.ones_like(s)), 1 / p)
+    # A zero sum: 0 for p > 0, inf (0 ** (1/p)) for p < 0.
+    return ops.where(pos, root, s * 0 if ord > 0 else s * 0 + _INF)
+
+
+_BY_ORD = {"max": _max_abs, "min": _min_abs, "count": _count, "sum": _sum_abs, "two": _two, "p": _p}
 
 
 def _axes(dim: Any, x: Tensor, fn: str) -> Tuple[int, ...]:
@@ -121,12 +143,10 @@ def _vector_norm(x: Any, ord: Any, dim: Any, keepdim: Any, dtype: Any, fn: str) 
         raise TypeError(f"{fn}(): ord must be a number, but got ord={ord!r}")
     keepdim = check_bool(keepdim, f"{fn}(): keepdim")
     axes = _axes(dim, x, fn)
-    if x.ndim == 0:
-        x, axes = x.reshape((1,)), (0,)
-        out = _vector_norm(x, ord, 0, keepdim, None, fn)
-        return out.reshape(())
+    if x.ndim == 0:  # as a 1-element vector (no kernel sees a 0-d tensor)
+        return call("math.vector_norm", x.reshape((1,)), float(ord), (0,), False).reshape(())
     reduced = [x.shape[a] for a in axes] if axes else list(x.shape)
-    if 0 in reduced and abs(float(ord)) == math.inf:
+    if 0 in reduced and abs(float(ord)) == _INF:
         raise ValueError(
             f"{fn}(): ord={ord} cannot reduce an empty dim (input shape {x.shape}, dim={dim})"
         )
@@ -136,7 +156,7 @@ def _vector_norm(x: Any, ord: Any, dim: Any, keepdim: Any, dtype: Any, fn: str) 
     if 0 in shape:
         return ops.zeros(shape, x.dtype)
     if x.size == 0:  # an empty sum: 0 (inf for a negative ord, as 0 ** (1/p))
-        return ops.full(shape, 0.0 if ord >= 0 else math.inf, dtype=x.dtype)
+        return ops.full(shape, 0.0 if ord >= 0 else _INF, dtype=x.dtype)
     return call("math.vector_norm", x, float(ord), axes, keepdim)
 
 
@@ -180,7 +200,7 @@ def norm(
         if dim is not None and isinstance(dim, (tuple, list)) and len(dim) > 2:
             raise ValueError(f"norm(): p='fro' takes at most two dims, but got dim={dim}")
         p = 2
-    elif isinstance(p, str) or isinstance(p, bool) or not isinstance(p, (int, float)):
+    elif isinstance(p, (str, bool)) or not isinstance(p, (int, float)):
         raise ValueError(
             f"norm(): p must be a number or 'fro' ('nuc' is not supported), but got p={p!r}"
         )

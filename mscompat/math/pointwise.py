@@ -14,8 +14,8 @@ import mindspore as ms
 from mindspore import Tensor, mint, ops
 
 from mscompat._checks import check_number, check_tensor, is_float_dtype
-from mscompat.custom_ops.registry import call
 from mscompat._mint import mint_or_composite
+from mscompat.custom_ops.registry import call
 
 __all__ = ["addcmul", "atan", "atan2"]
 
@@ -36,9 +36,7 @@ def _broadcast_shape(
     out: Tuple[int, ...] = ()
     for m, k in zip(sa, sb):
         if m != k and m != 1 and k != 1:
-            raise ValueError(
-                f"{fn}(): {names} must be broadcastable, but got shapes {a} and {b}"
-            )
+            raise ValueError(f"{fn}(): {names} must be broadcastable, but got shapes {a} and {b}")
         out = out + (k if m == 1 else m,)
     return out
 
@@ -101,13 +99,16 @@ def atan2(input: Tensor, other: Tensor) -> Tensor:
     Example:
         >>> import mindspore as ms
         >>> from mscompat.math import atan2
-        >>> [round(v, 4) for v in atan2(ms.Tensor([1.0, 1.0]), ms.Tensor([1.0, -1.0])).asnumpy().tolist()]
+        >>> out = atan2(ms.Tensor([1.0, 1.0]), ms.Tensor([1.0, -1.0]))
+        >>> [round(v, 4) for v in out.asnumpy().tolist()]
         [0.7854, 2.3562]
     """
     y = _float_input(input, "atan2(): input")
     x = _float_input(other, "atan2(): other")
     if y.dtype != x.dtype:
-        raise TypeError(f"atan2(): input and other must have the same dtype, got {y.dtype} and {x.dtype}")
+        raise TypeError(
+            f"atan2(): input and other must have the same dtype, got {y.dtype} and {x.dtype}"
+        )
     shape = _broadcast_shape(y.shape, x.shape, "atan2", "input and other")
     if 0 in shape:
         return ops.zeros(shape, y.dtype)
@@ -120,7 +121,11 @@ def _addcmul_mint(x: Tensor, a: Tensor, b: Tensor, value: float) -> Tensor:
 
 @mint_or_composite("math.addcmul", _addcmul_mint, "input + value * tensor1 * tensor2")
 def _addcmul_composite(x: Tensor, a: Tensor, b: Tensor, value: float) -> Tensor:
-    return x + (a * b) * Tensor(value, x.dtype) if value != 1 else x + a * b
+    dtype = x.dtype
+    if dtype == ms.float16:  # PyTorch computes float16 in float32, rounding once
+        x, a, b = x.astype(ms.float32), a.astype(ms.float32), b.astype(ms.float32)
+    out = x + (a * b) * Tensor(value, x.dtype) if value != 1 else x + a * b
+    return out.astype(dtype)
 
 
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
@@ -144,7 +149,8 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
     Example:
         >>> import mindspore as ms
         >>> from mscompat.math import addcmul
-        >>> addcmul(ms.Tensor([1.0, 1.0]), ms.Tensor([2.0, 3.0]), ms.Tensor([4.0]), value=0.5).asnumpy().tolist()
+        >>> x, t1, t2 = ms.Tensor([1.0, 1.0]), ms.Tensor([2.0, 3.0]), ms.Tensor([4.0])
+        >>> addcmul(x, t1, t2, value=0.5).asnumpy().tolist()
         [5.0, 7.0]
     """
     x = check_tensor(input, "addcmul(): input")

@@ -13,8 +13,8 @@ from typing import Any
 from mindspore import Tensor, mint, ops
 
 from mscompat._checks import check_number, check_tensor, is_float_dtype
-from mscompat.custom_ops.registry import call
 from mscompat._mint import mint_or_composite
+from mscompat.custom_ops.registry import call
 
 __all__ = ["baddbmm", "mm", "outer"]
 

@@ -18,8 +18,8 @@ import mindspore as ms
 from mindspore import Tensor, mint, ops
 
 from mscompat._checks import check_bool, check_tensor, is_float_dtype, wrap_dim
-from mscompat.custom_ops.registry import call
 from mscompat._mint import check_dtype, mint_or_composite
+from mscompat.custom_ops.registry import call
 
 __all__ = ["argmax", "argmin", "count_nonzero", "cumsum", "logsumexp"]
 
@@ -67,10 +67,7 @@ def _arg(input: Tensor, dim: Any, keepdim: bool, is_min: bool) -> Tensor:
     if x.shape[axis] == 0:
         raise ValueError(f"{fn}(): dim {dim} of input shape {x.shape} is empty")
     shape = x.shape[:axis] + x.shape[axis + 1 :]
-    if 0 in shape:
-        out = ops.zeros(shape, ms.int64)
-    else:
-        out = call(f"math.{fn}", x, axis, is_min)
+    out = ops.zeros(shape, ms.int64) if 0 in shape else call(f"math.{fn}", x, axis, is_min)
     return out.expand_dims(axis) if keepdim else out
 
 
@@ -211,7 +208,8 @@ def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
     Example:
         >>> import mindspore as ms
         >>> from mscompat.math import logsumexp
-        >>> [round(v, 4) for v in logsumexp(ms.Tensor([[0.0, 0.0], [1000.0, 1000.0]]), 1).asnumpy().tolist()]
+        >>> out = logsumexp(ms.Tensor([[0.0, 0.0], [1000.0, 1000.0]]), 1)
+        >>> [round(v, 4) for v in out.asnumpy().tolist()]
         [0.6931, 1000.6931]
     """
     x = check_tensor(input, "logsumexp(): input")
@@ -225,8 +223,10 @@ def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
         shape = tuple(1 if i in axes else s for i, s in enumerate(x.shape))
         if not keepdim:
             shape = tuple(s for i, s in enumerate(x.shape) if i not in axes)
-        return ops.full(shape, float("-inf"), dtype=x.dtype) if 0 not in shape else ops.zeros(
-            shape, x.dtype
+        return (
+            ops.full(shape, float("-inf"), dtype=x.dtype)
+            if 0 not in shape
+            else ops.zeros(shape, x.dtype)
         )
     return call("math.logsumexp", x, axes, keepdim)
 

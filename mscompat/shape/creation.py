@@ -21,8 +21,8 @@ from mindspore import Tensor, mint, ops
 from mindspore.ops import constexpr
 
 from mscompat._checks import check_int, check_numel, check_tensor
-from mscompat.custom_ops.registry import call
 from mscompat._mint import check_dtype, mint_or_composite
+from mscompat.custom_ops.registry import call
 
 __all__ = ["arange", "clone", "full_like", "linspace", "ones_like", "zeros_like"]
 
@@ -155,8 +155,10 @@ def clone(input: Tensor) -> Tensor:
         [[1.0, 2.0]]
     """
     x = check_tensor(input, "clone(): input")
-    if x.size == 0 or x.ndim == 0:  # answered here: no kernel sees an empty or 0-d tensor
-        return x.reshape(x.shape) if x.size == 0 else call("shape.clone", x.reshape((1,))).reshape(())
+    if x.size == 0:  # answered here: no kernel sees an empty or 0-d tensor
+        return x.reshape(x.shape)
+    if x.ndim == 0:
+        return call("shape.clone", x.reshape((1,))).reshape(())
     return call("shape.clone", x)
 
 

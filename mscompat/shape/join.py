@@ -12,8 +12,8 @@ from typing import Any, Sequence
 from mindspore import Tensor, mint, ops
 
 from mscompat._checks import check_tensor, wrap_dim
-from mscompat.custom_ops.registry import call
 from mscompat._mint import mint_or_composite
+from mscompat.custom_ops.registry import call
 
 __all__ = ["stack"]
 

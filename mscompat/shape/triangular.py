@@ -1,8 +1,9 @@
 """The triangles of matrices, as :func:`torch.tril` and :func:`torch.triu`.
 
 ``mint.tril`` fails on MindSpore 2.10 CPU ("kernel unregistered"); these run ``mint`` on Ascend
-and a composite elsewhere: a constant mask of ``col - row <= diagonal`` (``>=`` for ``triu``) broadcast
-over the batch dims, ``where`` in the input's dtype (bool included), gradient the same mask.
+and a composite elsewhere: a constant mask of ``col - row <= diagonal`` (``>=`` for ``triu``)
+broadcast over the batch dims, ``where`` in the input's dtype (bool included), gradient the same
+mask.
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ from mindspore import Tensor, mint, ops
 from mindspore.ops import constexpr
 
 from mscompat._checks import check_int, check_tensor
-from mscompat.custom_ops.registry import call
 from mscompat._mint import mint_or_composite
+from mscompat.custom_ops.registry import call
 
 __all__ = ["tril", "triu"]
 

@@ -101,6 +101,7 @@ def _like_errors() -> Iterator[ErrorInput]:
 
 
 def _full_like_errors() -> Iterator[ErrorInput]:
+    yield ErrorInput(SampleInput(([1.0], 1.0)), TypeError, "input must be a mindspore.Tensor")
     yield ErrorInput(SampleInput((_X, "1")), TypeError, "fill_value must be a number")
     yield ErrorInput(SampleInput((_X, 1.0), {"dtype": np.float32}), TypeError, "dtype must be")
 
@@ -110,14 +111,15 @@ def _clone_errors() -> Iterator[ErrorInput]:
 
 
 def _arange_errors() -> Iterator[ErrorInput]:
+    yield ErrorInput(SampleInput(("5",)), TypeError, "end must be a number")
     yield ErrorInput(SampleInput((0, 5, 0)), ValueError, "step must be nonzero")
     yield ErrorInput(SampleInput((0, 5, -1)), ValueError, "inconsistent with step sign")
     yield ErrorInput(SampleInput((0, float("inf"))), ValueError, "end must be finite")
-    yield ErrorInput(SampleInput(("5",)), TypeError, "end must be a number")
     yield ErrorInput(SampleInput((0, 2**40, 1)), ValueError, "more than the limit")
 
 
 def _linspace_errors() -> Iterator[ErrorInput]:
+    yield ErrorInput(SampleInput(("0", 1, 3)), TypeError, "start must be a number")
     yield ErrorInput(SampleInput((0, 1, -1)), ValueError, "steps must be non-negative|number of")
     yield ErrorInput(SampleInput((0, 1, 2.0)), TypeError, "steps must be an int")
     yield ErrorInput(SampleInput((0, float("nan"), 3)), ValueError, "end must be finite")
@@ -125,13 +127,14 @@ def _linspace_errors() -> Iterator[ErrorInput]:
 
 def _stack_errors() -> Iterator[ErrorInput]:
     yield ErrorInput(SampleInput(([],)), ValueError, "tensors must be non-empty")
+    yield ErrorInput(SampleInput((_X,)), TypeError, "tensors must be a list or tuple")
     yield ErrorInput(SampleInput(([_X, _X[:1]],)), ValueError, "same shape")
     yield ErrorInput(SampleInput(([_X, _X.astype(np.float64)],)), TypeError, "same dtype")
     yield ErrorInput(SampleInput(([_X, _X], 3)), ValueError, r"dim must be in the range \[-3, 2\]")
-    yield ErrorInput(SampleInput((_X,)), TypeError, "tensors must be a list or tuple")
 
 
 def _triangle_errors() -> Iterator[ErrorInput]:
+    yield ErrorInput(SampleInput(([[1.0]],)), TypeError, "input must be a mindspore.Tensor")
     yield ErrorInput(SampleInput((_X[0],)), ValueError, "input must be at least 2-D")
     yield ErrorInput(SampleInput((_X, 0.5)), TypeError, "diagonal must be an int")
 
