@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 
 from mindspore.common import dtype as mstype
 
-from mscompat.custom_ops.registry import register
+from mscompat.custom_ops.registry import OpNames, register
 
 __all__ = ["check_dtype", "mint_or_composite"]
 
@@ -26,7 +26,7 @@ MINT_DEVICES: Sequence[str] = ("Ascend",)
 
 
 def mint_or_composite(
-    op: str, native: Callable[..., Any], note: str
+    op: OpNames, native: Callable[..., Any], note: str
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator: ``fn`` becomes ``op``'s ``composite`` backend (every device, described by
     ``note``) and ``native`` (the same arguments, a ``mint`` call; a ``def``, which ``ms.jit``

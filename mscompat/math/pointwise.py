@@ -75,9 +75,25 @@ def _atan2_mint(y: Tensor, x: Tensor) -> Tensor:
     return mint.atan2(y, x)
 
 
-@mint_or_composite("math.atan2", _atan2_mint, "ops.atan2")
+def _delta(t: Tensor, fixed: Tensor) -> Tensor:
+    """``t - fixed``: zero, with gradient one (0 where infinite: inf - inf is NaN)."""
+    return ops.where(ops.isinf(fixed), ops.zeros_like(t), t - fixed)
+
+
+@mint_or_composite("math.atan2", _atan2_mint, "ops.atan2, PyTorch's gradient (0 at the origin)")
 def _atan2_composite(y: Tensor, x: Tensor) -> Tensor:
-    return ops.atan2(y, x)
+    # ops.atan2's gradient is NaN at (0, 0) where PyTorch's is 0: the value comes from
+    # ops.atan2, the gradient from PyTorch's formula (x, -y) / (x^2 + y^2) with an infinite
+    # reciprocal set to 0, attached through terms that are exactly zero (their coefficients
+    # set to 0 where both inputs are infinite: inf * 0 would make the value NaN).
+    sy, sx = ops.stop_gradient(y), ops.stop_gradient(x)
+    value = ops.atan2(sy, sx)
+    recip = 1 / (sy * sy + sx * sx)
+    recip = ops.where(ops.isinf(recip), ops.zeros_like(recip), recip)
+    both_inf = ops.logical_and(ops.isinf(sy), ops.isinf(sx))
+    dy = ops.where(both_inf, ops.zeros_like(recip), sx * recip)
+    dx = ops.where(both_inf, ops.zeros_like(recip), sy * recip)
+    return value + dy * _delta(y, sy) - dx * _delta(x, sx)
 
 
 def atan2(input: Tensor, other: Tensor) -> Tensor:

@@ -217,8 +217,8 @@ def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
         x = x.astype(ms.float32)
     keepdim = check_bool(keepdim, "logsumexp(): keepdim")
     axes = _dims(dim, x.ndim, "logsumexp")
-    if x.ndim == 0:
-        return x
+    if x.ndim == 0:  # as a 1-element vector (no kernel sees a 0-d tensor)
+        return call("math.logsumexp", x.reshape((1,)), (0,), False).reshape(())
     if x.size == 0:
         shape = tuple(1 if i in axes else s for i, s in enumerate(x.shape))
         if not keepdim:

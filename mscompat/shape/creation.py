@@ -174,10 +174,10 @@ def _arange_values(start: Any, step: Any, n: int, dtype: Any) -> Tensor:
     """``start + i * step`` in float64 (int64 for an integer dtype), as a constant: the values
     depend on the arguments only (``ops.arange`` would add a second to each graph's compile)."""
     if dtype in _FLOATS:
-        values = np.arange(n, dtype=np.float64) * np.float64(step) + np.float64(start)
+        wide: np.ndarray = np.arange(n, dtype=np.float64) * np.float64(step) + np.float64(start)
     else:
-        values = np.arange(n, dtype=np.int64) * np.int64(step) + np.int64(start)
-    return Tensor(values.astype(ms.dtype_to_nptype(dtype)))
+        wide = np.arange(n, dtype=np.int64) * np.int64(step) + np.int64(start)
+    return Tensor(wide.astype(ms.dtype_to_nptype(dtype)))
 
 
 @mint_or_composite(

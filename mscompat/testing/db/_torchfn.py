@@ -12,7 +12,20 @@ from mscompat.testing.db._common import torch_ref
 from mscompat.testing.opinfo import OpInfo, ReferenceInput, SampleInput, TorchOpInfo
 from mscompat.testing.tolerances import Tolerance, default_tolerance
 
-__all__ = ["row", "split_samples", "torch_dtype_ref"]
+__all__ = ["f32_opinfo", "row", "split_samples", "torch_dtype_ref"]
+
+_OTHER_DTYPES = (
+    "float16", "float64", "bfloat16", "int8", "int16", "int32", "int64", "uint8", "bool",
+    "complex64", "complex128",
+)  # fmt: skip
+
+
+def f32_opinfo(name: str, stride: int = 1, **extra: Any) -> TorchOpInfo:
+    """PyTorch's OpInfo ``name``, its float32 samples only (every ``stride``-th): the suite's
+    time budget; the entry's reference inputs cover the other dtypes."""
+    why = "float32 only (the suite's time budget); the entry's references cover this dtype"
+    skip = {d: why for d in _OTHER_DTYPES}
+    return TorchOpInfo(name, stride=stride, skip_dtypes=skip, **extra)
 
 
 def torch_dtype_ref(path: str) -> Callable[..., Any]:

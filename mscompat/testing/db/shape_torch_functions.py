@@ -21,8 +21,8 @@ from mscompat.shape import (
     zeros_like,
 )
 from mscompat.testing.db._common import bench, normal
-from mscompat.testing.db._torchfn import row
-from mscompat.testing.opinfo import ErrorInput, OpInfo, SampleInput, TorchOpInfo
+from mscompat.testing.db._torchfn import f32_opinfo, row
+from mscompat.testing.opinfo import ErrorInput, OpInfo, SampleInput
 
 F32 = ("float32",)
 _X = np.zeros((2, 3), np.float32)
@@ -149,14 +149,14 @@ OPS: List[OpInfo] = [
     row("shape.full_like", full_like, _full_like, _full_like_errors, F32, grad=(), method=False,
         bench_input=bench((1000, 1000), 2.5)),
     row("shape.clone", clone, _clone, _clone_errors, F32,
-        opinfo=(TorchOpInfo("clone"),), bench_input=bench((1000, 1000))),
+        opinfo=(f32_opinfo("clone", 4),), bench_input=bench((1000, 1000))),
     row("shape.arange", arange, _arange, _arange_errors, ("float32",), grad=(), method=False),
     row("shape.linspace", linspace, _linspace, _linspace_errors, ("float32",), grad=(),
         method=False),
     row("shape.stack", stack, _stack, _stack_errors, F32, method=False,
-        opinfo=(TorchOpInfo("stack"),)),
+        opinfo=(f32_opinfo("stack"),)),
     row("shape.tril", tril, _triangle, _triangle_errors, F32,
-        opinfo=(TorchOpInfo("tril"),), bench_input=bench((1000, 1000))),
+        opinfo=(f32_opinfo("tril", 3),), bench_input=bench((1000, 1000))),
     row("shape.triu", triu, _triangle, _triangle_errors, F32,
-        opinfo=(TorchOpInfo("triu"),), bench_input=bench((1000, 1000))),
+        opinfo=(f32_opinfo("triu", 3),), bench_input=bench((1000, 1000))),
 ]  # fmt: skip
