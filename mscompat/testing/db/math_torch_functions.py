@@ -31,6 +31,7 @@ from mscompat.testing.db._torchfn import f32_opinfo, row
 from mscompat.testing.opinfo import ErrorInput, KnownDifference, OpInfo, SampleInput
 
 _X = np.zeros((2, 3), np.float32)
+_HALF = np.full((1000, 1000), 0.5, np.float32)
 
 
 def _not_tensor(*rest: object) -> ErrorInput:
@@ -53,9 +54,9 @@ def _atan(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
 
 def _atan2(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
     yield SampleInput((normal(rng, (2, 3), dtype), normal(rng, (3,), dtype)), name="broadcast")
-    y = np.array([1.0, -1.0, 0.0, -0.0, np.inf, np.nan], dtype)
-    x = np.array([-1.0, -1.0, -1.0, -1.0, np.inf, 1.0], dtype)
-    yield SampleInput((y, x), name="quadrants, signed zeros, inf, nan")
+    y = np.array([1.0, -1.0, 0.0, -0.0, np.inf, np.nan, 0.0], dtype)
+    x = np.array([-1.0, -1.0, -1.0, -1.0, 2.0, 1.0, 0.0], dtype)
+    yield SampleInput((y, x), name="quadrants, signed zeros, inf, nan, origin (gradient 0)")
     yield SampleInput((normal(rng, (3,), "float64"), normal(rng, (3,), "float64")), name="f64")
     yield SampleInput((np.asarray(1.0, dtype), np.asarray(2.0, dtype)), name="0-d")
 
@@ -242,15 +243,20 @@ OPS: List[OpInfo] = [
     row("math.atan", atan, _atan, _pointwise_errors, F32,
         opinfo=(f32_opinfo("atan", 4),), bench_input=bench((1000, 1000))),
     row("math.atan2", atan2, _atan2, _atan2_errors, F32, grad=(0, 1),
-        opinfo=(f32_opinfo("atan2", 4),), known=(_ATAN2_INF,)),
+        opinfo=(f32_opinfo("atan2", 4),), known=(_ATAN2_INF,),
+        bench_input=bench((1000, 1000), _HALF)),
+    # No TorchOpInfo: PyTorch's addcmul reference inputs fail in torch itself (an int64 leaf
+    # with requires_grad, which make_tensor refuses).
     row("math.addcmul", addcmul, _addcmul, _addcmul_errors, F32, grad=(0, 1, 2),
-        ),  # no TorchOpInfo: PyTorch's addcmul reference inputs fail in torch (an int64 leaf with
-        # requires_grad, which make_tensor refuses)
-    row("math.mm", mm, _mm, _mm_errors, F32, grad=(0, 1), opinfo=(f32_opinfo("mm"),)),
+        bench_input=bench((1000, 1000), _HALF, _HALF)),
+    row("math.mm", mm, _mm, _mm_errors, F32, grad=(0, 1), opinfo=(f32_opinfo("mm"),),
+        bench_input=bench((512, 512), _HALF[:512, :512])),
     row("math.outer", outer, _outer, _outer_errors, F32, grad=(0, 1),
-        opinfo=(f32_opinfo("outer"),)),
+        opinfo=(f32_opinfo("outer"),), bench_input=bench((1000,), _HALF[0])),
     row("math.baddbmm", baddbmm, _baddbmm, _baddbmm_errors, F32, grad=(0, 1, 2),
-        opinfo=(f32_opinfo("baddbmm", 3),)),
+        opinfo=(f32_opinfo("baddbmm", 3),),
+        bench_input=bench((8, 128, 128), np.full((8, 128, 64), 0.5, np.float32),
+                          np.full((8, 64, 128), 0.5, np.float32))),
     row("math.argmax", argmax, _argext, _arg_errors, F32, grad=(),
         opinfo=(f32_opinfo("argmax"),), bench_input=bench((1000, 1000), 1)),
     row("math.argmin", argmin, _argext, _arg_errors, F32, grad=(),
