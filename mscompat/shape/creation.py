@@ -27,6 +27,14 @@ from mscompat.custom_ops.registry import call
 __all__ = ["arange", "clone", "full_like", "linspace", "ones_like", "zeros_like"]
 
 _FLOATS = (ms.float16, ms.float32, ms.float64)
+_NUMPY = {
+    ms.float16: np.float16, ms.float32: np.float32, ms.float64: np.float64, ms.int8: np.int8,
+    ms.int16: np.int16, ms.int32: np.int32, ms.int64: np.int64, ms.uint8: np.uint8,
+    ms.bool_: np.bool_,
+}  # fmt: skip
+#: ``arange``'s ``end`` when not given (an explicit ``None`` is an error, as PyTorch's); a string,
+#: which ``ms.jit`` compares as a constant.
+_NO_END = "(end not given)"
 
 
 def _is_number(value: Any) -> bool:
@@ -34,6 +42,8 @@ def _is_number(value: Any) -> bool:
 
 
 def _number(value: Any, fn: str, name: str) -> Any:
+    if isinstance(value, Tensor):  # its repr is not a graph-mode constant: the type only
+        raise TypeError(f"{fn}(): {name} must be a Python number, but got a Tensor")
     if not _is_number(value):
         raise TypeError(f"{fn}(): {name} must be a number, but got {name}={value!r}")
     if isinstance(value, np.generic):
@@ -177,7 +187,7 @@ def _arange_values(start: Any, step: Any, n: int, dtype: Any) -> Tensor:
         wide: np.ndarray = np.arange(n, dtype=np.float64) * np.float64(step) + np.float64(start)
     else:
         wide = np.arange(n, dtype=np.int64) * np.int64(step) + np.int64(start)
-    return Tensor(wide.astype(ms.dtype_to_nptype(dtype)))
+    return Tensor(wide.astype(_NUMPY[dtype]))
 
 
 @mint_or_composite(
@@ -196,7 +206,7 @@ def _trunc_div(a: int, b: int) -> int:
 
 
 def arange(
-    start: Any = 0, end: Any = None, step: Any = 1, *, dtype: Optional[Any] = None
+    start: Any = 0, end: Any = _NO_END, step: Any = 1, *, dtype: Optional[Any] = None
 ) -> Tensor:
     """``start, start + step, ...`` up to ``end`` (excluded), as :func:`torch.arange`.
 
@@ -224,12 +234,12 @@ def arange(
     Example:
         >>> import mindspore as ms
         >>> from mscompat.shape import arange
-        >>> arange(5).asnumpy().tolist(), arange(5).dtype
-        ([0, 1, 2, 3, 4], Int64)
-        >>> arange(1, 2.5, 0.5).asnumpy().tolist(), arange(1, 2.5, 0.5).dtype
-        ([1.0, 1.5, 2.0], Float32)
+        >>> arange(5).asnumpy().tolist(), arange(5).dtype == ms.int64
+        ([0, 1, 2, 3, 4], True)
+        >>> arange(1, 2.5, 0.5).asnumpy().tolist(), arange(1, 2.5, 0.5).dtype == ms.float32
+        ([1.0, 1.5, 2.0], True)
     """
-    if end is None:
+    if isinstance(end, str) and end == _NO_END:
         start, end = 0, start
     start = _number(start, "arange", "start")
     end = _number(end, "arange", "end")
@@ -269,10 +279,10 @@ def _linspace_values(start: Any, end: Any, steps: int, dtype: Any) -> Tensor:
     """PyTorch's CPU formula in NumPy, as a constant (NumPy's float16 arithmetic rounds each
     operation to float16, as ``c10::Half``)."""
     if steps == 1:  # PyTorch fills start (the formula would give end - inf * 0)
-        return Tensor(np.array([start], np.float64).astype(ms.dtype_to_nptype(dtype)))
+        return Tensor(np.array([start], np.float64).astype(_NUMPY[dtype]))
     # In the dtype itself; for an integer dtype from the truncated bounds in float64, each
     # value truncated.
-    work = ms.dtype_to_nptype(dtype) if dtype in _FLOATS else np.float64
+    work = _NUMPY[dtype] if dtype in _FLOATS else np.float64
     if dtype not in _FLOATS:
         start, end = int(start), int(end)
     lo, hi = work(start), work(end)
@@ -281,7 +291,7 @@ def _linspace_values(start: Any, end: Any, steps: int, dtype: Any) -> Tensor:
     head = lo + step * i.astype(work)
     tail = hi - step * (steps - 1 - i).astype(work)
     out = np.where(i < steps // 2, head, tail)
-    return Tensor(out.astype(ms.dtype_to_nptype(dtype)))
+    return Tensor(out.astype(_NUMPY[dtype]))
 
 
 @mint_or_composite(
