@@ -84,15 +84,14 @@ def _delta(t: Tensor, fixed: Tensor) -> Tensor:
 def _atan2_composite(y: Tensor, x: Tensor) -> Tensor:
     # ops.atan2's gradient is NaN at (0, 0) where PyTorch's is 0: the value comes from
     # ops.atan2, the gradient from PyTorch's formula (x, -y) / (x^2 + y^2) with an infinite
-    # reciprocal set to 0, attached through terms that are exactly zero (their coefficients
-    # set to 0 where both inputs are infinite: inf * 0 would make the value NaN).
+    # reciprocal set to 0, attached through terms that are exactly zero (a coefficient set to 0
+    # where the other input is infinite: inf * 0 would make the value NaN).
     sy, sx = ops.stop_gradient(y), ops.stop_gradient(x)
     value = ops.atan2(sy, sx)
     recip = 1 / (sy * sy + sx * sx)
     recip = ops.where(ops.isinf(recip), ops.zeros_like(recip), recip)
-    both_inf = ops.logical_and(ops.isinf(sy), ops.isinf(sx))
-    dy = ops.where(both_inf, ops.zeros_like(recip), sx * recip)
-    dx = ops.where(both_inf, ops.zeros_like(recip), sy * recip)
+    dy = ops.where(ops.isinf(sx), ops.zeros_like(recip), sx * recip)
+    dx = ops.where(ops.isinf(sy), ops.zeros_like(recip), sy * recip)
     return value + dy * _delta(y, sy) - dx * _delta(x, sx)
 
 
