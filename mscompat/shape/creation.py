@@ -176,7 +176,9 @@ def clone(input: Tensor) -> Tensor:
 
 
 def _arange_mint(start: Any, step: Any, n: int, dtype: Any) -> Tensor:
-    return mint.arange(start, start + step * n, step, dtype=dtype)
+    # An end half a step past the last value: the length is n whatever the rounding of the sum.
+    end = start + step * n if isinstance(step, int) else start + step * (n - 0.5)
+    return mint.arange(start, end, step, dtype=dtype)
 
 
 @constexpr
