@@ -28,7 +28,7 @@ def _vector_norm_mint(x: Tensor, ord: float, axes: Tuple[int, ...], keepdim: boo
 
 
 @mint_or_composite(
-    "math.vector_norm", _vector_norm_mint, "sum(|x|^p)^(1/p); max/min |x|; count for p=0"
+    "math.vector_norm", _vector_norm_mint, "sum(abs(x)^p)^(1/p); max/min abs(x); count for p=0"
 )
 def _vector_norm_composite(x: Tensor, ord: float, axes: Tuple[int, ...], keepdim: bool) -> Tensor:
     wide = x.astype(ms.float32) if x.dtype == ms.float16 else x

@@ -284,7 +284,7 @@ def _linspace_values(start: Any, end: Any, steps: int, dtype: Any) -> Tensor:
         return Tensor(np.array([start], np.float64).astype(_NUMPY[dtype]))
     # In the dtype itself; for an integer dtype from the truncated bounds in float64, each
     # value truncated.
-    work = _NUMPY[dtype] if dtype in _FLOATS else np.float64
+    work: Any = _NUMPY[dtype] if dtype in _FLOATS else np.float64
     if dtype not in _FLOATS:
         start, end = int(start), int(end)
     lo, hi = work(start), work(end)

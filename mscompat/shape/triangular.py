@@ -55,12 +55,12 @@ def tril(input: Tensor, diagonal: int = 0) -> Tensor:
     Element ``(i, j)`` is kept where ``j - i <= diagonal``.
 
     Args:
-        input (Tensor[*, m, n]): any dtype.
+        input (Tensor[..., m, n]): any dtype.
         diagonal (int): 0 keeps the main diagonal; positive keeps more above it, negative
             removes some below.
 
     Returns:
-        Tensor[*, m, n]: ``input``'s dtype.
+        Tensor[..., m, n]: ``input``'s dtype.
 
     Raises:
         TypeError: ``input`` not a Tensor, ``diagonal`` not an int.
@@ -81,12 +81,12 @@ def triu(input: Tensor, diagonal: int = 0) -> Tensor:
     Element ``(i, j)`` is kept where ``j - i >= diagonal``.
 
     Args:
-        input (Tensor[*, m, n]): any dtype.
+        input (Tensor[..., m, n]): any dtype.
         diagonal (int): 0 keeps the main diagonal; positive removes some above it, negative
             keeps more below.
 
     Returns:
-        Tensor[*, m, n]: ``input``'s dtype.
+        Tensor[..., m, n]: ``input``'s dtype.
 
     Raises:
         TypeError: ``input`` not a Tensor, ``diagonal`` not an int.
