@@ -44,16 +44,35 @@ from mscompat.indexing.unique import unique_consecutive as unique_consecutive
 from mscompat.layers.distance import pairwise_distance as pairwise_distance
 from mscompat.math.einsum import einsum as einsum
 from mscompat.math.membership import isin as isin
+from mscompat.math.norms import norm as norm
+from mscompat.math.pointwise import addcmul as addcmul
+from mscompat.math.pointwise import atan as atan
+from mscompat.math.pointwise import atan2 as atan2
+from mscompat.math.products import baddbmm as baddbmm
+from mscompat.math.products import mm as mm
+from mscompat.math.products import outer as outer
 from mscompat.math.quantile import nanquantile as nanquantile
 from mscompat.math.quantile import quantile as quantile
+from mscompat.math.reductions import argmax as argmax
+from mscompat.math.reductions import argmin as argmin
+from mscompat.math.reductions import count_nonzero as count_nonzero
+from mscompat.math.reductions import cumsum as cumsum
+from mscompat.math.reductions import logsumexp as logsumexp
 from mscompat.math.rounding import round as round
 from mscompat.math.statistics import std as std
 from mscompat.math.statistics import std_mean as std_mean
 from mscompat.math.statistics import var as var
 from mscompat.math.statistics import var_mean as var_mean
 from mscompat.shape.adaptive_pool import adaptive_avg_pool1d as adaptive_avg_pool1d
+from mscompat.shape.creation import arange as arange
+from mscompat.shape.creation import clone as clone
+from mscompat.shape.creation import full_like as full_like
+from mscompat.shape.creation import linspace as linspace
+from mscompat.shape.creation import ones_like as ones_like
+from mscompat.shape.creation import zeros_like as zeros_like
 from mscompat.shape.cumulative import cummax as cummax
 from mscompat.shape.cumulative import cummin as cummin
+from mscompat.shape.join import stack as stack
 from mscompat.shape.max_pool import max_pool1d as max_pool1d
 from mscompat.shape.max_pool import max_pool2d as max_pool2d
 from mscompat.shape.max_pool import max_pool3d as max_pool3d
@@ -70,6 +89,8 @@ from mscompat.shape.sort import mode as mode
 from mscompat.shape.sort import msort as msort
 from mscompat.shape.sort import sort as sort
 from mscompat.shape.sort import topk as topk
+from mscompat.shape.triangular import tril as tril
+from mscompat.shape.triangular import triu as triu
 
 # fmt: off
 __all__: List[str] = [
@@ -80,6 +101,13 @@ __all__: List[str] = [
     "repeat_interleave", "roll", "round", "scatter", "scatter_add", "scatter_reduce", "sort",
     "squeeze", "std", "std_mean", "take", "take_along_dim", "topk", "unflatten", "unique",
     "unique_consecutive", "unsqueeze", "var", "var_mean",
+    "adaptive_avg_pool1d", "addcmul", "arange", "argmax", "argmin", "argsort", "argwhere", "atan",
+    "atan2", "baddbmm", "clone", "count_nonzero", "cummax", "cummin", "cumsum", "einsum", "flatten",
+    "full_like", "isin", "kthvalue", "linspace", "logsumexp", "masked_select", "max_pool1d",
+    "max_pool2d", "max_pool3d", "median", "mm", "mode", "msort", "nanquantile", "nonzero",
+    "nonzero_static", "norm", "ones_like", "outer", "quantile", "roll", "round", "sort", "squeeze",
+    "stack", "std", "std_mean", "take_along_dim", "topk", "tril", "triu", "unflatten", "unique",
+    "unique_consecutive", "unsqueeze", "var", "var_mean", "zeros_like",
 ]
 # fmt: on
 # END GENERATED

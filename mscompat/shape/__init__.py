@@ -16,6 +16,12 @@ from mscompat.shape.adaptive_pool import adaptive_avg_pool3d as adaptive_avg_poo
 from mscompat.shape.adaptive_pool import adaptive_max_pool1d as adaptive_max_pool1d
 from mscompat.shape.adaptive_pool import adaptive_max_pool2d as adaptive_max_pool2d
 from mscompat.shape.adaptive_pool import adaptive_max_pool3d as adaptive_max_pool3d
+from mscompat.shape.creation import arange as arange
+from mscompat.shape.creation import clone as clone
+from mscompat.shape.creation import full_like as full_like
+from mscompat.shape.creation import linspace as linspace
+from mscompat.shape.creation import ones_like as ones_like
+from mscompat.shape.creation import zeros_like as zeros_like
 from mscompat.shape.cumulative import cummax as cummax
 from mscompat.shape.cumulative import cummin as cummin
 from mscompat.shape.fold import Fold as Fold
@@ -30,6 +36,7 @@ from mscompat.shape.interpolate import interpolate as interpolate
 from mscompat.shape.interpolate import upsample as upsample
 from mscompat.shape.interpolate import upsample_bilinear as upsample_bilinear
 from mscompat.shape.interpolate import upsample_nearest as upsample_nearest
+from mscompat.shape.join import stack as stack
 from mscompat.shape.max_pool import MaxPool1d as MaxPool1d
 from mscompat.shape.max_pool import MaxPool2d as MaxPool2d
 from mscompat.shape.max_pool import MaxPool3d as MaxPool3d
@@ -58,6 +65,8 @@ from mscompat.shape.sort import mode as mode
 from mscompat.shape.sort import msort as msort
 from mscompat.shape.sort import sort as sort
 from mscompat.shape.sort import topk as topk
+from mscompat.shape.triangular import tril as tril
+from mscompat.shape.triangular import triu as triu
 
 # fmt: off
 __all__: List[str] = [
@@ -70,6 +79,11 @@ __all__: List[str] = [
     "max_pool1d", "max_pool2d", "max_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d",
     "median", "mode", "msort", "repeat_interleave", "roll", "sort", "squeeze", "topk", "unflatten",
     "unfold", "unfold_dim", "unsqueeze", "upsample", "upsample_bilinear", "upsample_nearest",
+    "arange", "argsort", "clone", "cummax", "cummin", "flatten", "fold", "full_like", "grid_sample",
+    "interpolate", "kthvalue", "linspace", "max_pool1d", "max_pool2d", "max_pool3d", "max_unpool1d",
+    "max_unpool2d", "max_unpool3d", "median", "mode", "msort", "ones_like", "roll", "sort",
+    "squeeze", "stack", "topk", "tril", "triu", "unflatten", "unfold", "unsqueeze", "upsample",
+    "upsample_bilinear", "upsample_nearest", "zeros_like",
 ]
 # fmt: on
 # END GENERATED
