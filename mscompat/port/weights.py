@@ -34,6 +34,7 @@ BATCHNORM_NAMES = {
 }
 #: Buffers PyTorch keeps and MindSpore has no counterpart for.
 DROPPED = {"num_batches_tracked": "BatchNorm's step counter: MindSpore keeps none"}
+# (loaded, as any tensor, into a Cell that has a parameter of that name: mscompat's BatchNorm)
 _BATCHNORM_TYPES = ("BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm")
 
 
@@ -200,7 +201,7 @@ def convert_weights(
     for key, value in state.items():
         array = _numpy(value)
         leaf = key.rpartition(".")[2]
-        if leaf in DROPPED:
+        if leaf in DROPPED and key not in params:  # mscompat.nn.BatchNorm*d keeps its own
             table.rows.append(
                 WeightRow(key, "", array.shape, (), "dropped", "dropped", DROPPED[leaf])
             )
