@@ -41,6 +41,7 @@ from mscompat.math.statistics import std_mean as std_mean
 from mscompat.math.statistics import var as var
 from mscompat.math.statistics import var_mean as var_mean
 from mscompat.shape.adaptive_pool import adaptive_avg_pool1d as adaptive_avg_pool1d
+from mscompat.shape.avg_pool import avg_pool1d as avg_pool1d
 from mscompat.shape.cumulative import cummax as cummax
 from mscompat.shape.cumulative import cummin as cummin
 from mscompat.shape.max_pool import max_pool1d as max_pool1d
@@ -51,6 +52,9 @@ from mscompat.shape.reshape import squeeze as squeeze
 from mscompat.shape.reshape import unflatten as unflatten
 from mscompat.shape.reshape import unsqueeze as unsqueeze
 from mscompat.shape.roll import roll as roll
+from mscompat.shape.shuffle import channel_shuffle as channel_shuffle
+from mscompat.shape.shuffle import pixel_shuffle as pixel_shuffle
+from mscompat.shape.shuffle import pixel_unshuffle as pixel_unshuffle
 from mscompat.shape.sort import argsort as argsort
 from mscompat.shape.sort import kthvalue as kthvalue
 from mscompat.shape.sort import median as median
@@ -61,11 +65,12 @@ from mscompat.shape.sort import topk as topk
 
 # fmt: off
 __all__: List[str] = [
-    "adaptive_avg_pool1d", "argsort", "argwhere", "cummax", "cummin", "einsum", "flatten", "isin",
-    "kthvalue", "masked_select", "max_pool1d", "max_pool2d", "max_pool3d", "median", "mode",
-    "msort", "nanquantile", "nonzero", "nonzero_static", "quantile", "roll", "round", "sort",
-    "squeeze", "std", "std_mean", "take_along_dim", "topk", "unflatten", "unique",
-    "unique_consecutive", "unsqueeze", "var", "var_mean",
+    "adaptive_avg_pool1d", "argsort", "argwhere", "avg_pool1d", "channel_shuffle", "cummax",
+    "cummin", "einsum", "flatten", "isin", "kthvalue", "masked_select", "max_pool1d", "max_pool2d",
+    "max_pool3d", "median", "mode", "msort", "nanquantile", "nonzero", "nonzero_static",
+    "pixel_shuffle", "pixel_unshuffle", "quantile", "roll", "round", "sort", "squeeze", "std",
+    "std_mean", "take_along_dim", "topk", "unflatten", "unique", "unique_consecutive", "unsqueeze",
+    "var", "var_mean",
 ]
 # fmt: on
 # END GENERATED
