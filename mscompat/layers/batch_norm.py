@@ -71,8 +71,9 @@ def _batch_norm_composite(
     return affine(y, weight, bias, shape).astype(x.dtype)
 
 
-def _inference_float32(x: TensorSpec, rm: Any, rv: Any, w: Any, b: Any, training: bool, *_: Any
-                       ) -> Optional[str]:  # fmt: skip
+def _inference_float32(
+    x: TensorSpec, rm: Any, rv: Any, w: Any, b: Any, training: bool, *_: Any
+) -> Optional[str]:
     if training:
         return "training: the composite updates the running statistics as PyTorch"
     specs = [t for t in (x, rm, rv, w, b) if t is not None]
@@ -158,7 +159,9 @@ def batch_norm(
     """
     x = check_float_tensor(input, "input")
     if x.ndim < 2:
-        raise ValueError(f"batch_norm(): input must be (N, C, *) with at least 2 dims, got {x.shape}")
+        raise ValueError(
+            f"batch_norm(): input must be (N, C, *) with at least 2 dims, got {x.shape}"
+        )
     training = check_bool(training, "training")
     m = check_number(momentum, "momentum")
     e = check_number(eps, "eps")
@@ -181,7 +184,9 @@ def _batch_norm(
     eps: float,
 ) -> Tensor:
     if not training and (running_mean is None or running_var is None):
-        raise ValueError("batch_norm(): running_mean and running_var must be defined in evaluation mode")
+        raise ValueError(
+            "batch_norm(): running_mean and running_var must be defined in evaluation mode"
+        )
     if training and numel(x.shape) // max(x.shape[1], 1) == 1:
         raise ValueError(
             f"batch_norm(): Expected more than 1 value per channel when training, got input "
@@ -189,8 +194,9 @@ def _batch_norm(
         )
     if x.size == 0:
         return x
-    return call("layers.batch_norm", x, running_mean, running_var, weight, bias, training,
-                momentum, eps)  # fmt: skip
+    return call(
+        "layers.batch_norm", x, running_mean, running_var, weight, bias, training, momentum, eps
+    )
 
 
 class _BatchNorm(nn.Cell):
@@ -226,7 +232,9 @@ class _BatchNorm(nn.Cell):
             self.bias = Parameter(Tensor(np.zeros(c), dt), name="bias")
         self.running_mean = self.running_var = self.num_batches_tracked = None
         if track_running_stats:
-            self.running_mean = Parameter(Tensor(np.zeros(c), dt), "running_mean", requires_grad=False)
+            self.running_mean = Parameter(
+                Tensor(np.zeros(c), dt), "running_mean", requires_grad=False
+            )
             self.running_var = Parameter(Tensor(np.ones(c), dt), "running_var", requires_grad=False)
             self.num_batches_tracked = Parameter(
                 Tensor(0, ms.int64), "num_batches_tracked", requires_grad=False

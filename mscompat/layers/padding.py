@@ -99,12 +99,13 @@ def _plan(shape: Tuple[int, ...], pad: Any, mode: Any, value: Any, is_bool: bool
                 f"pad(): Padding size should be less than the corresponding input dimension, "
                 f"but got: padding ({lo}, {hi}) at dimension {d} of input {list(shape)}"
             )
-        if mode == "circular" and (lo > length or hi > length):
+        kept = length - max(-lo, 0) - max(-hi, 0)
+        # (PyTorch checks the uncropped size and then reads past the cropped part: garbage)
+        if mode == "circular" and (lo > kept or hi > kept):
             raise ValueError(
                 f"pad(): Padding value causes wrapping around more than once: padding "
                 f"({lo}, {hi}) at dimension {d} of input {list(shape)}"
             )
-        kept = length - max(-lo, 0) - max(-hi, 0)
         if mode in ("replicate", "circular") and (length == 0 or kept <= 0) and size > 0:
             raise ValueError(
                 f"pad(): mode={mode!r} cannot pad dim {d} of input {list(shape)}: nothing is "
@@ -248,8 +249,8 @@ def pad(
     x = check_tensor(input, "input")
     pairs = _plan(x.shape, pad, mode, value, x.dtype == ms.bool_)
     fill = 0 if value is None else value
-    if x.size == 0:  # answered here: no kernel sees an empty tensor
-        out = x.shape[: x.ndim - len(pairs)] + _padded_shape(x.shape, pairs)
+    out = x.shape[: x.ndim - len(pairs)] + _padded_shape(x.shape, pairs)
+    if x.size == 0 or 0 in out:  # answered here: no kernel sees an empty tensor
         return _filled(out, fill, x.dtype)
     return call("layers.pad", x, pairs, mode, fill)
 
@@ -260,8 +261,10 @@ def pad(
 def _ntuple_pad(padding: Any, n: int, cls: str) -> Tuple[int, ...]:
     if is_int(padding):
         return (int(padding),) * (2 * n)
-    if isinstance(padding, (tuple, list)) and len(padding) == 2 * n and all(
-        is_int(p) for p in padding
+    if (
+        isinstance(padding, (tuple, list))
+        and len(padding) == 2 * n
+        and all(is_int(p) for p in padding)
     ):
         return tuple(int(p) for p in padding)
     raise TypeError(f"{cls}: padding must be an int or a tuple of {2 * n} ints, got {padding!r}")
@@ -508,4 +511,3 @@ class CircularPad3d(_PadNd):
     """
 
     _N, _MODE = 3, "circular"
-

@@ -80,6 +80,8 @@ from mscompat.shape.avg_pool import AvgPool2d as AvgPool2d
 from mscompat.shape.avg_pool import AvgPool3d as AvgPool3d
 from mscompat.shape.fold import Fold as Fold
 from mscompat.shape.fold import Unfold as Unfold
+from mscompat.shape.fractional_pool import FractionalMaxPool2d as FractionalMaxPool2d
+from mscompat.shape.fractional_pool import FractionalMaxPool3d as FractionalMaxPool3d
 from mscompat.shape.interpolate import Upsample as Upsample
 from mscompat.shape.interpolate import UpsamplingBilinear2d as UpsamplingBilinear2d
 from mscompat.shape.interpolate import UpsamplingNearest2d as UpsamplingNearest2d
@@ -104,13 +106,13 @@ __all__: List[str] = [
     "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "BatchNorm1d",
     "BatchNorm2d", "BatchNorm3d", "ChannelShuffle", "CircularPad1d", "CircularPad2d",
     "CircularPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "CosineEmbeddingLoss",
-    "CrossEntropyLoss", "Embedding", "EmbeddingBag", "Flatten", "Fold", "GaussianNLLLoss",
-    "GroupNorm", "HingeEmbeddingLoss", "HuberLoss", "InstanceNorm1d", "InstanceNorm2d",
-    "InstanceNorm3d", "KLDivLoss", "LPPool1d", "LPPool2d", "LPPool3d", "LayerNorm",
-    "LocalResponseNorm", "MarginRankingLoss", "MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool1d",
-    "MaxUnpool2d", "MaxUnpool3d", "MultiLabelMarginLoss", "MultiMarginLoss", "NLLLoss",
-    "PixelShuffle", "PixelUnshuffle", "PoissonNLLLoss", "RMSNorm", "ReflectionPad1d",
-    "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
+    "CrossEntropyLoss", "Embedding", "EmbeddingBag", "Flatten", "Fold", "FractionalMaxPool2d",
+    "FractionalMaxPool3d", "GaussianNLLLoss", "GroupNorm", "HingeEmbeddingLoss", "HuberLoss",
+    "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "KLDivLoss", "LPPool1d", "LPPool2d",
+    "LPPool3d", "LayerNorm", "LocalResponseNorm", "MarginRankingLoss", "MaxPool1d", "MaxPool2d",
+    "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "MultiLabelMarginLoss",
+    "MultiMarginLoss", "NLLLoss", "PixelShuffle", "PixelUnshuffle", "PoissonNLLLoss", "RMSNorm",
+    "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
     "ReplicationPad3d", "SoftMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
     "Unflatten", "Unfold", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d", "ZeroPad1d",
     "ZeroPad2d", "ZeroPad3d",

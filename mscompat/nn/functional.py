@@ -64,6 +64,8 @@ from mscompat.shape.avg_pool import avg_pool2d as avg_pool2d
 from mscompat.shape.avg_pool import avg_pool3d as avg_pool3d
 from mscompat.shape.fold import fold as fold
 from mscompat.shape.fold import unfold as unfold
+from mscompat.shape.fractional_pool import fractional_max_pool2d as fractional_max_pool2d
+from mscompat.shape.fractional_pool import fractional_max_pool3d as fractional_max_pool3d
 from mscompat.shape.grid_sample import grid_sample as grid_sample
 from mscompat.shape.interpolate import interpolate as interpolate
 from mscompat.shape.interpolate import upsample as upsample
@@ -87,13 +89,13 @@ __all__: List[str] = [
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
     "adaptive_max_pool2d", "adaptive_max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
     "batch_norm", "channel_shuffle", "cosine_embedding_loss", "cross_entropy", "embedding",
-    "embedding_bag", "fold", "gaussian_nll_loss", "grid_sample", "group_norm",
-    "hinge_embedding_loss", "huber_loss", "instance_norm", "interpolate", "kl_div", "layer_norm",
-    "local_response_norm", "lp_pool1d", "lp_pool2d", "lp_pool3d", "margin_ranking_loss",
-    "max_pool1d", "max_pool2d", "max_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d",
-    "multi_margin_loss", "multilabel_margin_loss", "nll_loss", "normalize", "one_hot", "pad",
-    "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss", "rms_norm",
-    "scaled_dot_product_attention", "soft_margin_loss", "triplet_margin_loss",
+    "embedding_bag", "fold", "fractional_max_pool2d", "fractional_max_pool3d", "gaussian_nll_loss",
+    "grid_sample", "group_norm", "hinge_embedding_loss", "huber_loss", "instance_norm",
+    "interpolate", "kl_div", "layer_norm", "local_response_norm", "lp_pool1d", "lp_pool2d",
+    "lp_pool3d", "margin_ranking_loss", "max_pool1d", "max_pool2d", "max_pool3d", "max_unpool1d",
+    "max_unpool2d", "max_unpool3d", "multi_margin_loss", "multilabel_margin_loss", "nll_loss",
+    "normalize", "one_hot", "pad", "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss",
+    "rms_norm", "scaled_dot_product_attention", "soft_margin_loss", "triplet_margin_loss",
     "triplet_margin_with_distance_loss", "unfold", "upsample", "upsample_bilinear",
     "upsample_nearest",
 ]

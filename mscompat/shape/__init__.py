@@ -28,6 +28,10 @@ from mscompat.shape.fold import Fold as Fold
 from mscompat.shape.fold import Unfold as Unfold
 from mscompat.shape.fold import fold as fold
 from mscompat.shape.fold import unfold as unfold
+from mscompat.shape.fractional_pool import FractionalMaxPool2d as FractionalMaxPool2d
+from mscompat.shape.fractional_pool import FractionalMaxPool3d as FractionalMaxPool3d
+from mscompat.shape.fractional_pool import fractional_max_pool2d as fractional_max_pool2d
+from mscompat.shape.fractional_pool import fractional_max_pool3d as fractional_max_pool3d
 from mscompat.shape.grid_sample import grid_sample as grid_sample
 from mscompat.shape.interpolate import Upsample as Upsample
 from mscompat.shape.interpolate import UpsamplingBilinear2d as UpsamplingBilinear2d
@@ -79,16 +83,17 @@ from mscompat.shape.sort import topk as topk
 __all__: List[str] = [
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
     "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
-    "ChannelShuffle", "Flatten", "Fold", "LPPool1d", "LPPool2d", "LPPool3d", "MaxPool1d",
-    "MaxPool2d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "PixelShuffle",
-    "PixelUnshuffle", "Unflatten", "Unfold", "Upsample", "UpsamplingBilinear2d",
-    "UpsamplingNearest2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
-    "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d", "argsort", "avg_pool1d",
-    "avg_pool2d", "avg_pool3d", "channel_shuffle", "cummax", "cummin", "flatten", "fold",
-    "grid_sample", "interpolate", "kthvalue", "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_pool1d",
-    "max_pool2d", "max_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d", "median", "mode",
-    "msort", "pixel_shuffle", "pixel_unshuffle", "roll", "sort", "squeeze", "topk", "unflatten",
-    "unfold", "unsqueeze", "upsample", "upsample_bilinear", "upsample_nearest",
+    "ChannelShuffle", "Flatten", "Fold", "FractionalMaxPool2d", "FractionalMaxPool3d", "LPPool1d",
+    "LPPool2d", "LPPool3d", "MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d",
+    "MaxUnpool3d", "PixelShuffle", "PixelUnshuffle", "Unflatten", "Unfold", "Upsample",
+    "UpsamplingBilinear2d", "UpsamplingNearest2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
+    "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
+    "argsort", "avg_pool1d", "avg_pool2d", "avg_pool3d", "channel_shuffle", "cummax", "cummin",
+    "flatten", "fold", "fractional_max_pool2d", "fractional_max_pool3d", "grid_sample",
+    "interpolate", "kthvalue", "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_pool1d", "max_pool2d",
+    "max_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d", "median", "mode", "msort",
+    "pixel_shuffle", "pixel_unshuffle", "roll", "sort", "squeeze", "topk", "unflatten", "unfold",
+    "unsqueeze", "upsample", "upsample_bilinear", "upsample_nearest",
 ]
 # fmt: on
 # END GENERATED

@@ -53,9 +53,13 @@ def _divisors(length: int, out: int, k: int, s: int, p: int) -> Tuple[np.ndarray
 
 @constexpr
 def _divisor_table(
-    spatial: Tuple[int, ...], out: Tuple[int, ...], window: Window, include_pad: bool,
-    override: Any, dtype: Any,
-) -> Tensor:  # fmt: skip
+    spatial: Tuple[int, ...],
+    out: Tuple[int, ...],
+    window: Window,
+    include_pad: bool,
+    override: Any,
+    dtype: Any,
+) -> Tensor:
     """The divisor of every output position, shaped ``out`` (a compile-time constant)."""
     if override is not None:
         return Tensor(np.array(float(override)), dtype)
@@ -172,9 +176,16 @@ def _avg_pool_mint(
 
 
 def avg_pool(
-    input: Tensor, n: int, kernel_size: Any, stride: Any, padding: Any, ceil_mode: Any,
-    count_include_pad: Any, divisor_override: Any, fn: str,
-) -> Tensor:  # fmt: skip
+    input: Tensor,
+    n: int,
+    kernel_size: Any,
+    stride: Any,
+    padding: Any,
+    ceil_mode: Any,
+    count_include_pad: Any,
+    divisor_override: Any,
+    fn: str,
+) -> Tensor:
     """Validation (PyTorch's rules and messages) and dispatch of ``avg_pool{n}d``."""
     x = check_pool_input(input, n, fn)
     params, out = _pool_params(x, n, kernel_size, stride, padding, 1, ceil_mode, False, fn)
@@ -182,7 +193,9 @@ def avg_pool(
         raise TypeError(f"{fn}(): count_include_pad must be a bool, but got {count_include_pad!r}")
     if divisor_override is not None:
         if not is_int(divisor_override):
-            raise TypeError(f"{fn}(): divisor_override must be an int, but got {divisor_override!r}")
+            raise TypeError(
+                f"{fn}(): divisor_override must be an int, but got {divisor_override!r}"
+            )
         if divisor_override == 0:
             raise ValueError(f"{fn}(): divisor must be not zero, but got divisor_override=0")
     window = (params[0], params[1], params[2])
@@ -232,8 +245,9 @@ def avg_pool1d(
         >>> avg_pool1d(x, 3, 2, 1).asnumpy().tolist()
         [[[1.0, 3.0, 3.0]]]
     """
-    return avg_pool(input, 1, kernel_size, stride, padding, ceil_mode, count_include_pad, None,
-                    "avg_pool1d")  # fmt: skip
+    return avg_pool(
+        input, 1, kernel_size, stride, padding, ceil_mode, count_include_pad, None, "avg_pool1d"
+    )
 
 
 def avg_pool2d(
@@ -270,8 +284,17 @@ def avg_pool2d(
         >>> avg_pool2d(x, 2, 1, 1, count_include_pad=False)[0, 0].asnumpy().tolist()
         [1.0, 1.5, 2.0]
     """
-    return avg_pool(input, 2, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                    divisor_override, "avg_pool2d")  # fmt: skip
+    return avg_pool(
+        input,
+        2,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+        "avg_pool2d",
+    )
 
 
 def avg_pool3d(
@@ -304,8 +327,17 @@ def avg_pool3d(
         >>> avg_pool3d(ms.Tensor([[[[[1.0, 3.0]]]]]), (1, 1, 2)).asnumpy().tolist()
         [[[[[2.0]]]]]
     """
-    return avg_pool(input, 3, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                    divisor_override, "avg_pool3d")  # fmt: skip
+    return avg_pool(
+        input,
+        3,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+        "avg_pool3d",
+    )
 
 
 # ----------------------------------------------------------------------------- Cells
@@ -333,9 +365,16 @@ class _AvgPoolNd(nn.Cell):
 
     def construct(self, input: Tensor) -> Tensor:
         return avg_pool(
-            input, self._N, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-            self.count_include_pad, self.divisor_override, f"avg_pool{self._N}d",
-        )  # fmt: skip
+            input,
+            self._N,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.ceil_mode,
+            self.count_include_pad,
+            self.divisor_override,
+            f"avg_pool{self._N}d",
+        )
 
 
 class AvgPool1d(_AvgPoolNd):
@@ -389,4 +428,3 @@ class AvgPool3d(_AvgPoolNd):
     """
 
     _N = 3
-

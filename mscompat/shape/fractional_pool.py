@@ -106,9 +106,12 @@ def _fractional_composite(
 
 @constexpr
 def _output_size(
-    output_size: Any, output_ratio: Any, spatial: Tuple[int, ...], kernel: Tuple[int, ...],
+    output_size: Any,
+    output_ratio: Any,
+    spatial: Tuple[int, ...],
+    kernel: Tuple[int, ...],
     fn: str,
-) -> Tuple[int, ...]:  # fmt: skip
+) -> Tuple[int, ...]:
     n = len(spatial)
     if output_size is None and output_ratio is None:
         raise ValueError(f"{fn} requires specifying either an output_size or an output_ratio")
@@ -117,7 +120,9 @@ def _output_size(
     else:
         ratio = (output_ratio,) * n if isinstance(output_ratio, (int, float)) else output_ratio
         if not isinstance(ratio, (tuple, list)) or len(ratio) != n:
-            raise TypeError(f"{fn}(): output_ratio must be a float or {n} floats, got {output_ratio!r}")
+            raise TypeError(
+                f"{fn}(): output_ratio must be a float or {n} floats, got {output_ratio!r}"
+            )
         for r in ratio:
             if isinstance(r, bool) or not isinstance(r, (int, float)) or not 0 < r < 1:
                 raise ValueError(
@@ -137,9 +142,15 @@ def _output_size(
 
 
 def fractional_max_pool(
-    input: Tensor, n: int, kernel_size: Any, output_size: Any, output_ratio: Any,
-    return_indices: Any, samples: Any, fn: str,
-) -> MaxOut:  # fmt: skip
+    input: Tensor,
+    n: int,
+    kernel_size: Any,
+    output_size: Any,
+    output_ratio: Any,
+    return_indices: Any,
+    samples: Any,
+    fn: str,
+) -> MaxOut:
     """Validation and dispatch of ``fractional_max_pool{n}d``."""
     x = check_pool_input(input, n, fn)
     kernel = ntuple(kernel_size, n, "kernel_size", fn)
@@ -211,8 +222,16 @@ def fractional_max_pool2d(
         >>> fractional_max_pool2d(x, 2, 2, _random_samples=u).asnumpy().tolist()
         [[[[5.0, 7.0], [13.0, 15.0]]]]
     """
-    return fractional_max_pool(input, 2, kernel_size, output_size, output_ratio,
-                               return_indices, _random_samples, "fractional_max_pool2d")  # fmt: skip
+    return fractional_max_pool(
+        input,
+        2,
+        kernel_size,
+        output_size,
+        output_ratio,
+        return_indices,
+        _random_samples,
+        "fractional_max_pool2d",
+    )
 
 
 def fractional_max_pool3d(
@@ -250,8 +269,16 @@ def fractional_max_pool3d(
         >>> fractional_max_pool3d(x, 2, 1).asnumpy().tolist()
         [[[[[7.0]]]]]
     """
-    return fractional_max_pool(input, 3, kernel_size, output_size, output_ratio,
-                               return_indices, _random_samples, "fractional_max_pool3d")  # fmt: skip
+    return fractional_max_pool(
+        input,
+        3,
+        kernel_size,
+        output_size,
+        output_ratio,
+        return_indices,
+        _random_samples,
+        "fractional_max_pool3d",
+    )
 
 
 class _FractionalMaxPoolNd(nn.Cell):
@@ -281,9 +308,15 @@ class _FractionalMaxPoolNd(nn.Cell):
 
     def construct(self, input: Tensor) -> MaxOut:
         return fractional_max_pool(
-            input, self._N, self.kernel_size, self.output_size, self.output_ratio,
-            self.return_indices, self._random_samples, f"fractional_max_pool{self._N}d",
-        )  # fmt: skip
+            input,
+            self._N,
+            self.kernel_size,
+            self.output_size,
+            self.output_ratio,
+            self.return_indices,
+            self._random_samples,
+            f"fractional_max_pool{self._N}d",
+        )
 
 
 class FractionalMaxPool2d(_FractionalMaxPoolNd):
@@ -307,6 +340,3 @@ class FractionalMaxPool3d(_FractionalMaxPoolNd):
     """
 
     _N = 3
-
-
-

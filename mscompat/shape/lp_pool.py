@@ -6,7 +6,8 @@ float16 ops do):
 
 .. math::
     y = \\left(\\operatorname{sign}(a) \\operatorname{relu}(|a|) \\cdot \\prod_i k_i
-    \\right)^{1/p} = \\left(a \\prod_i k_i\\right)^{1/p}, \\qquad a = \\operatorname{avg\\_pool}(x^p)
+    \\right)^{1/p} = \\left(a \\prod_i k_i\\right)^{1/p},
+    \\qquad a = \\operatorname{avg\\_pool}(x^p)
 
 (no padding, ``ceil_mode`` as average pooling's). With ``p = 1`` this is sum pooling; as
 ``p`` grows it approaches max pooling. It runs on :func:`mscompat.shape.avg_pool2d`'s
@@ -180,8 +181,15 @@ class _LPPoolNd(nn.Cell):
         self.ceil_mode = ceil_mode
 
     def construct(self, input: Tensor) -> Tensor:
-        return lp_pool(input, self._N, self.norm_type, self.kernel_size, self.stride,
-                       self.ceil_mode, f"lp_pool{self._N}d")  # fmt: skip
+        return lp_pool(
+            input,
+            self._N,
+            self.norm_type,
+            self.kernel_size,
+            self.stride,
+            self.ceil_mode,
+            f"lp_pool{self._N}d",
+        )
 
 
 class LPPool1d(_LPPoolNd):

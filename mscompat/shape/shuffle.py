@@ -83,7 +83,9 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:
     return ops.swapaxes(y, 1, 2).reshape(x.shape)
 
 
-def _shuffle_shapes(x: Tensor, r: int, up: bool, fn: str) -> Tuple[Tuple[int, ...], Tuple[int, ...]]:
+def _shuffle_shapes(
+    x: Tensor, r: int, up: bool, fn: str
+) -> Tuple[Tuple[int, ...], Tuple[int, ...]]:
     lead, (c, h, w) = x.shape[:-3], x.shape[-3:]
     if up:
         if c % (r * r):

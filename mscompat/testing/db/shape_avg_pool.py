@@ -9,7 +9,7 @@ import numpy as np
 
 from mscompat import shape as S
 from mscompat.testing.db._common import bench, every_dtype_first, normal, torch_entry
-from mscompat.testing.opinfo import ErrorInput, SampleInput, TorchOpInfo, ToleranceOverride
+from mscompat.testing.opinfo import ErrorInput, SampleInput, ToleranceOverride, TorchOpInfo
 from mscompat.testing.tolerances import Tolerance
 
 _D = {1: "1d", 2: "2d", 3: "3d"}
@@ -28,11 +28,16 @@ def _avg_samples(n: int) -> Any:
     def samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
         x = normal(rng, (2, 2) + _sp(n, (7, 6, 5)), dtype)
         d = {"divisor_override": 3} if n > 1 else {}
-        yield SampleInput((x, 3, 2, 1), {"ceil_mode": True, "count_include_pad": False},
-                          name="k3 s2 p1 ceil, no pad count")  # fmt: skip
+        yield SampleInput(
+            (x, 3, 2, 1),
+            {"ceil_mode": True, "count_include_pad": False},
+            name="k3 s2 p1 ceil, no pad count",
+        )
         yield SampleInput((x, 2, 1, 1), d, name="k2 s1 p1" + (" divisor_override" if d else ""))
-        yield SampleInput((x[0], _sp(n, (3, 2, 2)), None, _sp(n, (1, 0, 1)), True),
-                          name="unbatched, per-dim sizes, ceil")  # fmt: skip
+        yield SampleInput(
+            (x[0], _sp(n, (3, 2, 2)), None, _sp(n, (1, 0, 1)), True),
+            name="unbatched, per-dim sizes, ceil",
+        )
         yield SampleInput((np.zeros((0, 2) + _sp(n, (4, 4, 4)), dtype), 2), name="empty batch")
 
     samples.__name__ = f"avg_pool{n}d_samples"
@@ -49,8 +54,9 @@ def _avg_errors(n: int) -> Any:
         yield ErrorInput(SampleInput((x.astype(np.int32), 2)), TypeError, "floating-point")
         yield ErrorInput(SampleInput((x, 2), {"count_include_pad": 1}), TypeError, "must be a bool")
         if n > 1:
-            yield ErrorInput(SampleInput((x, 2), {"divisor_override": 0}), ValueError,
-                             "divisor must be not zero")  # fmt: skip
+            yield ErrorInput(
+                SampleInput((x, 2), {"divisor_override": 0}), ValueError, "divisor must be not zero"
+            )
 
     return errors
 
@@ -143,8 +149,15 @@ def _cell(name: str, init: dict, x: Any, dtypes: Any = ("float32",)) -> Any:
         yield SampleInput((x(rng, dtype),), init_kwargs=init, name=str(init))
 
     samples.__name__ = f"{name}_samples"
-    return torch_entry(f"shape.{name}", getattr(S, name), f"torch.nn.{name}", samples,
-                       lambda: iter(()), is_cell=True, dtypes=dtypes)  # fmt: skip
+    return torch_entry(
+        f"shape.{name}",
+        getattr(S, name),
+        f"torch.nn.{name}",
+        samples,
+        lambda: iter(()),
+        is_cell=True,
+        dtypes=dtypes,
+    )
 
 
 def _planes(n: int, size: int = 5) -> Any:
@@ -162,9 +175,15 @@ for _n, _d in _D.items():
             _avg_errors(_n),
             dtypes=_DTYPES[_n],
             dispatch_op=f"shape.avg_pool{_d}",
-            torch_apis=(f"torch.nn.functional.avg_pool{_d}",) + (("torch.avg_pool1d",) if _n == 1 else ()),
-            bench_input=bench({1: (64, 64, 256), 2: (8, 32, 64, 64), 3: (4, 16, 16, 32, 32)}[_n],
-                              3, 2, 1, name="1e6 elements, k3 s2 p1"),  # fmt: skip
+            torch_apis=(f"torch.nn.functional.avg_pool{_d}",)
+            + (("torch.avg_pool1d",) if _n == 1 else ()),
+            bench_input=bench(
+                {1: (64, 64, 256), 2: (8, 32, 64, 64), 3: (4, 16, 16, 32, 32)}[_n],
+                3,
+                2,
+                1,
+                name="1e6 elements, k3 s2 p1",
+            ),
             torch_opinfo=(TorchOpInfo(f"nn.functional.avg_pool{_d}", stride=3),),
         )
     )
@@ -179,8 +198,12 @@ for _n, _d in _D.items():
             _lp_errors(_n),
             dtypes=_DTYPES[_n],
             tolerance_overrides=_LP_F16,
-            bench_input=bench({1: (64, 64, 256), 2: (8, 32, 64, 64), 3: (4, 16, 16, 32, 32)}[_n],
-                              2.0, 2, name="1e6 elements, p=2 k2"),  # fmt: skip
+            bench_input=bench(
+                {1: (64, 64, 256), 2: (8, 32, 64, 64), 3: (4, 16, 16, 32, 32)}[_n],
+                2.0,
+                2,
+                name="1e6 elements, p=2 k2",
+            ),
         )
     )
     OPS.append(_cell(f"LPPool{_d}", {"norm_type": 2.0, "kernel_size": 2, "stride": 1}, _planes(_n)))
@@ -215,3 +238,96 @@ OPS += [
     _cell("PixelShuffle", {"upscale_factor": 2}, lambda rng, dt: normal(rng, (1, 8, 2, 3), dt)),
     _cell("PixelUnshuffle", {"downscale_factor": 2}, lambda rng, dt: normal(rng, (1, 2, 4, 2), dt)),
 ]
+
+
+# ----------------------------------------------------------------------------- fractional
+
+
+def _fractional_samples(n: int) -> Any:
+    def samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+        x = rng.integers(-3, 3, (2, 2) + _sp(n, (7, 6, 5))).astype(dtype)  # ties
+        u = rng.random((2, 2, n)).astype(dtype)
+        ri = {"return_indices": True, "_random_samples": u}
+        yield SampleInput((x, 2, _sp(n, (3, 4, 2))), ri, name="ties, k2")
+        yield SampleInput(
+            (x, _sp(n, (3, 1, 2)), None, 0.5),
+            {"_random_samples": u},
+            name="output_ratio 0.5, per-dim kernel",
+        )
+        x1 = x[:1].copy()
+        x1[0, 0].reshape(-1)[::3] = np.nan
+        yield SampleInput(
+            (x1[0], 2, _sp(n, (6, 5, 4))),
+            {"_random_samples": u[:1]},
+            name="unbatched, NaN, overlapping windows",
+        )
+
+    samples.__name__ = f"fractional_max_pool{n}d_samples"
+    return samples
+
+
+def _fractional_errors(n: int) -> Any:
+    def errors() -> Iterator[ErrorInput]:
+        x = np.ones((2, 2) + _sp(n, (6, 5, 4)), np.float32)
+        u = np.full((2, 2, n), 0.5, np.float32)
+        yield ErrorInput(SampleInput((x, 2)), ValueError, "either an output_size or")
+        yield ErrorInput(SampleInput((x, 2, 6)), ValueError, "too large relative to input")
+        yield ErrorInput(
+            SampleInput((x, 2, 2), {"_random_samples": u[:1]}),
+            ValueError,
+            "_random_samples must have shape",
+        )
+        yield ErrorInput(
+            SampleInput((x, 2, 2), {"_random_samples": u.astype(np.float64)}),
+            TypeError,
+            "_random_samples must have input's dtype",
+        )
+        yield ErrorInput(SampleInput((x, 2, None, 1.5)), ValueError, "between 0 and 1")
+
+    return errors
+
+
+def _torch_samples_module(name: str) -> Any:
+    """``torch.nn.<name>`` built with its ``_random_samples`` array as a torch Tensor."""
+
+    def make(**kwargs: Any) -> Any:
+        import torch
+
+        kwargs["_random_samples"] = torch.from_numpy(kwargs["_random_samples"])
+        return getattr(torch.nn, name)(**kwargs)
+
+    return make
+
+
+for _n in (2, 3):
+    _d = _D[_n]
+    OPS.append(
+        torch_entry(
+            f"shape.fractional_max_pool{_d}",
+            getattr(S, f"fractional_max_pool{_d}"),
+            f"torch.nn.functional.fractional_max_pool{_d}",
+            every_dtype_first(_fractional_samples(_n), keep=1),
+            _fractional_errors(_n),
+            dispatch_op=f"shape.fractional_max_pool{_d}",
+            bench_input=bench(
+                {2: (8, 32, 64, 64), 3: (4, 16, 16, 32, 32)}[_n],
+                2,
+                {2: (32, 32), 3: (8, 16, 16)}[_n],
+                _random_samples=np.full({2: (8, 32, 2), 3: (4, 16, 3)}[_n], 0.5, np.float32),
+                name="1e6 elements, k2",
+            ),
+            torch_opinfo=(TorchOpInfo(f"nn.functional.fractional_max_pool{_d}", stride=2),),
+        )
+    )
+
+    def _fractional_cell_input(rng: np.random.Generator, dtype: str, n: int = _n) -> Any:
+        return rng.integers(-3, 3, (1, 2) + _sp(n, (6, 5, 4))).astype(dtype)
+
+    _u = np.full((1, 2, _n), 0.3, np.float32)
+    _entry = _cell(
+        f"FractionalMaxPool{_d}",
+        {"kernel_size": 2, "output_size": 3, "return_indices": True, "_random_samples": _u},
+        _fractional_cell_input,
+    )
+    _entry.ref = _torch_samples_module(f"FractionalMaxPool{_d}")
+    OPS.append(_entry)
