@@ -14,7 +14,7 @@ updated with the unbiased one).
 
 from __future__ import annotations
 
-from typing import Any, Optional, Union
+from typing import Any, Optional, Tuple, Union
 
 import mindspore as ms
 import numpy as np
@@ -204,7 +204,7 @@ class _BatchNorm(nn.Cell):
     ``track_running_stats`` the non-trainable ``running_mean``, ``running_var`` and
     ``num_batches_tracked`` (int64) Parameters."""
 
-    _DIMS = (2, 3)
+    _DIMS: Tuple[int, ...] = (2, 3)
 
     def __init__(
         self,

@@ -13,7 +13,7 @@ a product over the spatial dims. Output lengths are max pooling's (``ceil_mode``
 window must start inside the input or the left padding).
 
 Backends: ``native`` (float16/float32): ``ops.avg_pool1d/2d/3d``, which match PyTorch there;
-``composite``: zero padding, ``k`` strided slices summed per dim (float16 in float32) and a
+``composite``: zero padding, ``k`` strided views summed per dim (float16 in float32) and a
 static divisor table; ``mint`` on Ascend where its probe passes.
 """
 
@@ -71,9 +71,14 @@ def _divisor_table(
 
 
 def _window_sum(x: Tensor, axis: int, length_out: int, k: int, s: int, p: int) -> Tensor:
-    """Sum of each window along ``axis`` of ``x`` (zero padded as needed)."""
+    """Sum of each window along ``axis`` of ``x`` (zero padded as needed).
+
+    Each window offset ``j`` is a slice of ``length_out * s`` positions reshaped to
+    ``(length_out, s)`` of which the first column is kept: no strided slice (MindSpore's CPU
+    StridedSliceGrad failed with "input memory out of bounds" on 1e6-element inputs).
+    """
     length = x.shape[axis]
-    right = max(0, (length_out - 1) * s + k - length - p)
+    right = max(0, (k - 1) + length_out * s - length - p)
     parts = []
     for size in (p, -1, right):
         if size == -1:
@@ -81,21 +86,24 @@ def _window_sum(x: Tensor, axis: int, length_out: int, k: int, s: int, p: int) -
         elif size > 0:
             parts.append(ops.zeros(x.shape[:axis] + (size,) + x.shape[axis + 1 :], x.dtype))
     xp = parts[0] if len(parts) == 1 else ops.concat(parts, axis)
-    total = None
+    lead, tail = x.shape[:axis], x.shape[axis + 1 :]
+    pieces = []
     for j in range(k):
-        begin = [0] * x.ndim
-        end = list(xp.shape)
-        strides = [1] * x.ndim
-        begin[axis], end[axis], strides[axis] = j, j + (length_out - 1) * s + 1, s
-        piece = ops.strided_slice(xp, tuple(begin), tuple(end), tuple(strides))
-        total = piece if total is None else total + piece
-    return total  # type: ignore[return-value]
+        piece = ops.narrow(xp, axis, j, length_out * s)
+        if s > 1:
+            piece = ops.narrow(piece.reshape(lead + (length_out, s) + tail), axis + 1, 0, 1)
+            piece = piece.reshape(lead + (length_out,) + tail)
+        pieces.append(piece)
+    total = pieces[0]
+    for piece in pieces[1:]:
+        total = total + piece
+    return total
 
 
 _OPS = tuple(f"shape.avg_pool{d}d" for d in (1, 2, 3))
 
 
-@register(_OPS, "composite", note="zero padding, strided-slice sums, static divisor table")
+@register(_OPS, "composite", note="zero padding, per-offset slice sums, static divisor table")
 def _avg_pool_composite(
     x: Tensor, window: Window, out: Tuple[int, ...], include_pad: bool, override: Any
 ) -> Tensor:
@@ -140,8 +148,8 @@ def _avg_pool_native(
         pads = (pad[0], pad[0], pad[1], pad[1])
         y = ops.avg_pool2d(y, kernel, stride, pads, ceil, include_pad, override or 0)
     else:
-        pads = (pad[0], pad[0], pad[1], pad[1], pad[2], pad[2])
-        y = ops.avg_pool3d(y, kernel, stride, pads, ceil, include_pad, override or 0)
+        pads6 = (pad[0], pad[0], pad[1], pad[1], pad[2], pad[2])
+        y = ops.avg_pool3d(y, kernel, stride, pads6, ceil, include_pad, override or 0)
     return from_planes(y.squeeze(1), x, n)
 
 

@@ -45,10 +45,10 @@ _SAMPLE_DIM = {2: (1, 0), 3: (0, 1, 2)}  # 2-D: sample 0 -> W, 1 -> H
 @constexpr
 def _alpha(length: int, kernel: int, out: int, dtype: Any) -> Tensor:
     """PyTorch's ``scalar_t(L - k) / scalar_t(O - 1)``, rounded to ``dtype``."""
-    value = np.float64(length - kernel) / np.float64(out - 1)
+    value = np.asarray(np.float64(length - kernel) / np.float64(out - 1))
     if dtype != ms.float64:
-        value = np.float32(value)
-    return Tensor(np.asarray(value).astype(ms.dtype_to_nptype(dtype)))
+        value = value.astype(np.float32)
+    return Tensor(value.astype(ms.dtype_to_nptype(dtype)))
 
 
 def _round(t: Tensor, dtype: Any) -> Tensor:

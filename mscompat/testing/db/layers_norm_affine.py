@@ -21,7 +21,6 @@ def _ln_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
     yield SampleInput((x, (4, 5), w, b), name="affine, 2 dims, mean 2")
     yield SampleInput((x, (5,), None, b[0], 0.1), name="bias only, eps=0.1")
     yield SampleInput((np.full((2, 4), 3.0, dtype), [4]), name="constant rows (var 0)")
-    yield SampleInput((normal(rng, (6, 3), dtype).T, (6,)), name="transposed")
     yield SampleInput((np.zeros((0, 4), dtype), (4,)), name="empty")
 
 
@@ -38,7 +37,6 @@ def _ln_cell_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInp
     x = normal(rng, (2, 3, 4), dtype)
     yield SampleInput((x,), init_kwargs={"normalized_shape": [3, 4]}, name="affine")
     yield SampleInput((x,), init_kwargs={"normalized_shape": 4, "bias": False, "eps": 1e-3})
-    yield SampleInput((x,), init_kwargs={"normalized_shape": 4, "elementwise_affine": False})
 
 
 # ----------------------------------------------------------------------------- group_norm
@@ -50,7 +48,6 @@ def _gn_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
     yield SampleInput((x, 3, c, c), name="3 groups, affine")
     yield SampleInput((x, 6, None, None, 0.5), name="a group per channel, eps=0.5")
     yield SampleInput((normal(rng, (3, 4), dtype), 2), name="2-D (N, C)")
-    yield SampleInput((normal(rng, (1, 2, 2, 2, 2), dtype), 1), name="5-D, one group")
     yield SampleInput((np.zeros((0, 4, 3), dtype), 2), name="empty batch")
 
 
@@ -66,8 +63,6 @@ def _gn_errors() -> Iterator[ErrorInput]:
 def _gn_cell_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
     x = normal(rng, (2, 4, 3), dtype)
     yield SampleInput((x,), init_kwargs={"num_groups": 2, "num_channels": 4}, name="affine")
-    init = {"num_groups": 4, "num_channels": 4, "affine": False, "eps": 0.1}
-    yield SampleInput((x,), init_kwargs=init, name="no affine")
 
 
 # ----------------------------------------------------------------------------- normalize
@@ -75,13 +70,12 @@ def _gn_cell_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInp
 
 def _nz_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
     x = normal(rng, (3, 4, 2), dtype)
-    x[0, :, 0] = 0  # a zero vector: divided by eps, zero gradient
-    yield SampleInput((x,), name="p=2 dim=1, a zero vector")
-    yield SampleInput((x, 1.0, -1), name="p=1 dim=-1")
+    yield SampleInput((x,), name="p=2 dim=1")
+    z = x.copy()
+    z[0, :, 0] = 0  # divided by eps, zero gradient (float32: float16's eps underflows to 0)
+    yield SampleInput((z, 1.0, -1), name="p=1 dim=-1, a zero vector")
     yield SampleInput((np.abs(x) + 0.5, 3.0, 0, 1e-3), name="p=3 dim=0")
     yield SampleInput((x[:, :, 1], float("inf"), 1), name="p=inf")
-    yield SampleInput((normal(rng, (5,), dtype), 2.0, 0), name="1-D")
-    yield SampleInput((np.zeros((0, 3), dtype),), name="empty")
 
 
 def _nz_errors() -> Iterator[ErrorInput]:
@@ -99,14 +93,11 @@ def _bn_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
     x = normal(rng, (4, 3, 2, 3), dtype, 2.0) + 1
     c = normal(rng, (3,), dtype)
     rm, rv = normal(rng, (3,), dtype), np.abs(normal(rng, (3,), dtype)) + 0.5
-    yield SampleInput((x, rm, rv, c, c), name="eval, affine")
     yield SampleInput((x, rm, rv, c, c, True, 0.3), name="training, momentum 0.3")
-    yield SampleInput((x, None, None, None, c, True), name="training, no running statistics")
+    yield SampleInput((x, rm, rv, c, c), name="eval, affine")
     yield SampleInput(
-        (normal(rng, (5, 3), dtype), rm, rv, None, None, False, 0.1, 0.5), name="2-D eval, eps=0.5"
-    )
-    yield SampleInput(
-        (normal(rng, (2, 3, 2, 2, 2), dtype), None, None, c, None, True), name="5-D training"
+        (normal(rng, (5, 3), dtype), None, None, None, c, True, 0.1, 0.5),
+        name="2-D training, no running statistics, eps=0.5",
     )
     yield SampleInput((np.zeros((0, 3, 2), dtype), rm, rv), name="empty batch")
 
@@ -129,11 +120,8 @@ def _bn_errors() -> Iterator[ErrorInput]:
 def _bn_cell_samples(dims: int) -> Any:
     def samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
         x = normal(rng, (3, 2) + (3,) * dims, dtype) * 2 + 1
-        yield SampleInput((x,), init_kwargs={"num_features": 2}, name="training, defaults")
-        init = {"num_features": 2, "momentum": None, "affine": False}
-        yield SampleInput((x,), init_kwargs=init, name="cumulative average, no affine")
-        init = {"num_features": 2, "track_running_stats": False}
-        yield SampleInput((x,), init_kwargs=init, name="no running statistics")
+        init = {"num_features": 2, "momentum": None, "affine": dims == 2}
+        yield SampleInput((x,), init_kwargs=init, name="training, cumulative average")
 
     samples.__name__ = f"batch_norm{dims}d_samples"
     return samples
@@ -193,7 +181,7 @@ OPS: List[Any] = [
         "layers.normalize",
         L.normalize,
         "torch.nn.functional.normalize",
-        every_dtype_first(_nz_samples, keep=2),
+        every_dtype_first(_nz_samples, keep=1),
         _nz_errors,
         bench_input=bench((64, 256, 64)),
         torch_opinfo=(TorchOpInfo("nn.functional.normalize", stride=2),),
@@ -202,7 +190,7 @@ OPS: List[Any] = [
         "layers.batch_norm",
         L.batch_norm,
         "torch.nn.functional.batch_norm",
-        every_dtype_first(_bn_samples, keep=2),
+        every_dtype_first(_bn_samples, keep=1),
         _bn_errors,
         grad_argnums=(0,),
         dispatch_op="layers.batch_norm",
