@@ -136,7 +136,8 @@ def _output_size(
                 f"{fn}(): kernel_size and output_size must be greater than zero, but got "
                 f"kernel_size={kernel}, output_size={out}"
             )
-        if o + k - 1 > s:
+        # PyTorch's 3-D check is strict (the last window may not end at the input's end)
+        if o + k - 1 > s or (n == 3 and o + k - 1 == s):
             raise ValueError(f"{fn}(): pool {name} {k} too large relative to input {name} {s}")
     return out
 

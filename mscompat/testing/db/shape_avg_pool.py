@@ -320,7 +320,7 @@ for _n in (2, 3):
     )
 
     def _fractional_cell_input(rng: np.random.Generator, dtype: str, n: int = _n) -> Any:
-        return rng.integers(-3, 3, (1, 2) + _sp(n, (6, 5, 4))).astype(dtype)
+        return rng.integers(-3, 3, (1, 2) + _sp(n, (6, 5, 5))).astype(dtype)
 
     _u = np.full((1, 2, _n), 0.3, np.float32)
     _entry = _cell(
