@@ -106,7 +106,8 @@ def _plan(shape: Tuple[int, ...], pad: Any, mode: Any, value: Any, is_bool: bool
                 f"pad(): Padding value causes wrapping around more than once: padding "
                 f"({lo}, {hi}) at dimension {d} of input {list(shape)}"
             )
-        if mode in ("replicate", "circular") and (length == 0 or kept <= 0) and size > 0:
+        empty = length == 0 if mode == "replicate" else kept <= 0  # replicate clamps, uncropped
+        if mode in ("replicate", "circular") and empty and size > 0:
             raise ValueError(
                 f"pad(): mode={mode!r} cannot pad dim {d} of input {list(shape)}: nothing is "
                 f"left of it after the negative pads ({lo}, {hi})"

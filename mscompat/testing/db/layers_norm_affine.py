@@ -184,7 +184,16 @@ OPS: List[Any] = [
         every_dtype_first(_nz_samples, keep=1),
         _nz_errors,
         bench_input=bench((64, 256, 64)),
-        torch_opinfo=(TorchOpInfo("nn.functional.normalize", stride=2),),
+        torch_opinfo=(
+            TorchOpInfo(
+                "nn.functional.normalize",
+                stride=2,
+                skip_dtypes={
+                    "float16": "PyTorch's float16 vector_norm backward rounds each step to "
+                    "float16 (up to 1.5 relative apart); float16 is checked by the entry"
+                },
+            ),
+        ),
     ),
     torch_entry(
         "layers.batch_norm",
@@ -200,10 +209,6 @@ OPS: List[Any] = [
             np.zeros(64, np.float32),
             np.ones(64, np.float32),
             name="(16, 64, 32, 32) eval",
-        ),
-        torch_opinfo=tuple(
-            TorchOpInfo(n, stride=2)
-            for n in ("nn.functional.batch_norm", "nn.functional.batch_norm.without_cudnn")
         ),
     ),
 ] + [_cell(f"BatchNorm{d}d", _bn_cell_samples(d), _bn_cell_errors(d)) for d in (1, 2, 3)]
