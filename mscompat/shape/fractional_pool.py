@@ -266,9 +266,9 @@ def fractional_max_pool3d(
         >>> import mindspore as ms
         >>> import numpy as np
         >>> from mscompat.shape import fractional_max_pool3d
-        >>> x = ms.Tensor(np.arange(8, dtype=np.float32).reshape(1, 1, 2, 2, 2))
+        >>> x = ms.Tensor(np.arange(27, dtype=np.float32).reshape(1, 1, 3, 3, 3))
         >>> fractional_max_pool3d(x, 2, 1).asnumpy().tolist()
-        [[[[[7.0]]]]]
+        [[[[[26.0]]]]]
     """
     return fractional_max_pool(
         input,

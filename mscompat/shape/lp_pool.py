@@ -92,7 +92,8 @@ def lp_pool1d(
     Example:
         >>> import mindspore as ms
         >>> from mscompat.shape import lp_pool1d
-        >>> lp_pool1d(ms.Tensor([[[3.0, 4.0, 1.0, 1.0]]]), 2, 2).asnumpy().round(4).tolist()
+        >>> y = lp_pool1d(ms.Tensor([[[3.0, 4.0, 1.0, 1.0]]]), 2, 2)
+        >>> y.asnumpy().astype(float).round(4).tolist()
         [[[5.0, 1.4142]]]
     """
     return lp_pool(input, 1, norm_type, kernel_size, stride, ceil_mode, "lp_pool1d")
