@@ -187,6 +187,35 @@ def _avg_pool_mint(
 # ----------------------------------------------------------------------------- front doors
 
 
+@constexpr
+def _plan(
+    shape: Tuple[int, ...],
+    n: int,
+    kernel_size: Any,
+    stride: Any,
+    padding: Any,
+    ceil_mode: Any,
+    count_include_pad: Any,
+    divisor_override: Any,
+    fn: str,
+) -> Tuple[Window, Tuple[int, ...]]:
+    """PyTorch's checks, then (window, output size). A compile-time constant under ``ms.jit``:
+    its errors are raised before the dispatch is traced (a plain function's raise was not, and
+    the registry then saw dead values)."""
+    shaped = np.broadcast_to(np.zeros((), np.int8), shape)  # .shape/.ndim, no memory
+    params, out = _pool_params(shaped, n, kernel_size, stride, padding, 1, ceil_mode, False, fn)
+    if not isinstance(count_include_pad, bool):
+        raise TypeError(f"{fn}(): count_include_pad must be a bool, but got {count_include_pad!r}")
+    if divisor_override is not None:
+        if not is_int(divisor_override):
+            raise TypeError(
+                f"{fn}(): divisor_override must be an int, but got {divisor_override!r}"
+            )
+        if divisor_override == 0:
+            raise ValueError(f"{fn}(): divisor must be not zero, but got divisor_override=0")
+    return (params[0], params[1], params[2]), out
+
+
 def avg_pool(
     input: Tensor,
     n: int,
@@ -200,17 +229,17 @@ def avg_pool(
 ) -> Tensor:
     """Validation (PyTorch's rules and messages) and dispatch of ``avg_pool{n}d``."""
     x = check_pool_input(input, n, fn)
-    params, out = _pool_params(x, n, kernel_size, stride, padding, 1, ceil_mode, False, fn)
-    if not isinstance(count_include_pad, bool):
-        raise TypeError(f"{fn}(): count_include_pad must be a bool, but got {count_include_pad!r}")
-    if divisor_override is not None:
-        if not is_int(divisor_override):
-            raise TypeError(
-                f"{fn}(): divisor_override must be an int, but got {divisor_override!r}"
-            )
-        if divisor_override == 0:
-            raise ValueError(f"{fn}(): divisor must be not zero, but got divisor_override=0")
-    window = (params[0], params[1], params[2])
+    window, out = _plan(
+        x.shape,
+        n,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+        fn,
+    )
     if x.size == 0:
         return ops.zeros(x.shape[: x.ndim - n] + out, x.dtype)
     return call(f"shape.avg_pool{n}d", x, window, out, count_include_pad, divisor_override)
