@@ -20,7 +20,6 @@ def _ln_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
     w, b = normal(rng, (4, 5), dtype), normal(rng, (4, 5), dtype)
     yield SampleInput((x, (4, 5), w, b), name="affine, 2 dims, mean 2")
     yield SampleInput((x, (5,), None, b[0], 0.1), name="bias only, eps=0.1")
-    yield SampleInput((np.full((2, 4), 3.0, dtype), [4]), name="constant rows (var 0)")
     yield SampleInput((np.zeros((0, 4), dtype), (4,)), name="empty")
 
 
@@ -47,7 +46,6 @@ def _gn_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
     c = normal(rng, (6,), dtype)
     yield SampleInput((x, 3, c, c), name="3 groups, affine")
     yield SampleInput((x, 6, None, None, 0.5), name="a group per channel, eps=0.5")
-    yield SampleInput((normal(rng, (3, 4), dtype), 2), name="2-D (N, C)")
     yield SampleInput((np.zeros((0, 4, 3), dtype), 2), name="empty batch")
 
 
@@ -74,7 +72,6 @@ def _nz_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
     z = x.copy()
     z[0, :, 0] = 0  # divided by eps, zero gradient (float32: float16's eps underflows to 0)
     yield SampleInput((z, 1.0, -1), name="p=1 dim=-1, a zero vector")
-    yield SampleInput((np.abs(x) + 0.5, 3.0, 0, 1e-3), name="p=3 dim=0")
     yield SampleInput((x[:, :, 1], float("inf"), 1), name="p=inf")
 
 
