@@ -255,8 +255,8 @@ def _fractional_samples(n: int) -> Any:
         if n == 3:
             return
         yield SampleInput(
-            (x, _sp(n, (3, 1, 2)), None, 0.5),
-            {"_random_samples": u},
+            (x, _sp(n, (3, 1, 2))),
+            {"output_ratio": (0.5,) * n, "_random_samples": u},
             name="output_ratio 0.5, per-dim kernel",
         )
         x1 = x[:1].copy()
