@@ -298,7 +298,8 @@ def _torch_samples_module(name: str) -> Any:
     def make(**kwargs: Any) -> Any:
         import torch
 
-        kwargs["_random_samples"] = torch.as_tensor(kwargs["_random_samples"])
+        if kwargs.get("_random_samples") is not None:
+            kwargs["_random_samples"] = torch.as_tensor(kwargs["_random_samples"])
         return getattr(torch.nn, name)(**kwargs)
 
     return make
