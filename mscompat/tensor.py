@@ -70,6 +70,7 @@ from mscompat.shape.creation import full_like as full_like
 from mscompat.shape.creation import linspace as linspace
 from mscompat.shape.creation import ones_like as ones_like
 from mscompat.shape.creation import zeros_like as zeros_like
+from mscompat.shape.avg_pool import avg_pool1d as avg_pool1d
 from mscompat.shape.cumulative import cummax as cummax
 from mscompat.shape.cumulative import cummin as cummin
 from mscompat.shape.join import stack as stack
@@ -82,6 +83,9 @@ from mscompat.shape.reshape import squeeze as squeeze
 from mscompat.shape.reshape import unflatten as unflatten
 from mscompat.shape.reshape import unsqueeze as unsqueeze
 from mscompat.shape.roll import roll as roll
+from mscompat.shape.shuffle import channel_shuffle as channel_shuffle
+from mscompat.shape.shuffle import pixel_shuffle as pixel_shuffle
+from mscompat.shape.shuffle import pixel_unshuffle as pixel_unshuffle
 from mscompat.shape.sort import argsort as argsort
 from mscompat.shape.sort import kthvalue as kthvalue
 from mscompat.shape.sort import median as median
@@ -108,6 +112,12 @@ __all__: List[str] = [
     "nonzero_static", "norm", "ones_like", "outer", "quantile", "roll", "round", "sort", "squeeze",
     "stack", "std", "std_mean", "take_along_dim", "topk", "tril", "triu", "unflatten", "unique",
     "unique_consecutive", "unsqueeze", "var", "var_mean", "zeros_like",
+    "adaptive_avg_pool1d", "argsort", "argwhere", "avg_pool1d", "channel_shuffle", "cummax",
+    "cummin", "einsum", "flatten", "isin", "kthvalue", "masked_select", "max_pool1d", "max_pool2d",
+    "max_pool3d", "median", "mode", "msort", "nanquantile", "nonzero", "nonzero_static",
+    "pixel_shuffle", "pixel_unshuffle", "quantile", "roll", "round", "sort", "squeeze", "std",
+    "std_mean", "take_along_dim", "topk", "unflatten", "unique", "unique_consecutive", "unsqueeze",
+    "var", "var_mean",
 ]
 # fmt: on
 # END GENERATED

@@ -22,10 +22,19 @@ from mscompat.layers.conv_layers import ConvTranspose2d as ConvTranspose2d
 from mscompat.layers.conv_layers import ConvTranspose3d as ConvTranspose3d
 from mscompat.layers.distance import PairwiseDistance as PairwiseDistance
 from mscompat.layers.distance import pairwise_distance as pairwise_distance
+from mscompat.layers.batch_norm import BatchNorm1d as BatchNorm1d
+from mscompat.layers.batch_norm import BatchNorm2d as BatchNorm2d
+from mscompat.layers.batch_norm import BatchNorm3d as BatchNorm3d
+from mscompat.layers.batch_norm import batch_norm as batch_norm
 from mscompat.layers.embedding import Embedding as Embedding
 from mscompat.layers.embedding import EmbeddingBag as EmbeddingBag
 from mscompat.layers.embedding import embedding as embedding
 from mscompat.layers.embedding import embedding_bag as embedding_bag
+from mscompat.layers.layer_norm import GroupNorm as GroupNorm
+from mscompat.layers.layer_norm import LayerNorm as LayerNorm
+from mscompat.layers.layer_norm import group_norm as group_norm
+from mscompat.layers.layer_norm import layer_norm as layer_norm
+from mscompat.layers.layer_norm import normalize as normalize
 from mscompat.layers.loss_classification import CrossEntropyLoss as CrossEntropyLoss
 from mscompat.layers.loss_classification import NLLLoss as NLLLoss
 from mscompat.layers.loss_classification import cross_entropy as cross_entropy
@@ -68,6 +77,22 @@ from mscompat.layers.normalization import RMSNorm as RMSNorm
 from mscompat.layers.normalization import instance_norm as instance_norm
 from mscompat.layers.normalization import local_response_norm as local_response_norm
 from mscompat.layers.normalization import rms_norm as rms_norm
+from mscompat.layers.padding import CircularPad1d as CircularPad1d
+from mscompat.layers.padding import CircularPad2d as CircularPad2d
+from mscompat.layers.padding import CircularPad3d as CircularPad3d
+from mscompat.layers.padding import ConstantPad1d as ConstantPad1d
+from mscompat.layers.padding import ConstantPad2d as ConstantPad2d
+from mscompat.layers.padding import ConstantPad3d as ConstantPad3d
+from mscompat.layers.padding import ReflectionPad1d as ReflectionPad1d
+from mscompat.layers.padding import ReflectionPad2d as ReflectionPad2d
+from mscompat.layers.padding import ReflectionPad3d as ReflectionPad3d
+from mscompat.layers.padding import ReplicationPad1d as ReplicationPad1d
+from mscompat.layers.padding import ReplicationPad2d as ReplicationPad2d
+from mscompat.layers.padding import ReplicationPad3d as ReplicationPad3d
+from mscompat.layers.padding import ZeroPad1d as ZeroPad1d
+from mscompat.layers.padding import ZeroPad2d as ZeroPad2d
+from mscompat.layers.padding import ZeroPad3d as ZeroPad3d
+from mscompat.layers.padding import pad as pad
 
 # fmt: off
 __all__: List[str] = [
@@ -82,6 +107,18 @@ __all__: List[str] = [
     "hinge_embedding_loss", "huber_loss", "instance_norm", "kl_div", "local_response_norm",
     "margin_ranking_loss", "multi_head_attention_forward", "multi_margin_loss",
     "multilabel_margin_loss", "nll_loss", "pairwise_distance", "poisson_nll_loss", "rms_norm",
+    "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "CircularPad1d", "CircularPad2d", "CircularPad3d",
+    "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "CosineEmbeddingLoss", "CrossEntropyLoss",
+    "Embedding", "EmbeddingBag", "GaussianNLLLoss", "GroupNorm", "HingeEmbeddingLoss", "HuberLoss",
+    "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "KLDivLoss", "LayerNorm",
+    "LocalResponseNorm", "MarginRankingLoss", "MultiLabelMarginLoss", "MultiMarginLoss", "NLLLoss",
+    "PoissonNLLLoss", "RMSNorm", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d",
+    "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "SoftMarginLoss",
+    "TripletMarginLoss", "TripletMarginWithDistanceLoss", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
+    "batch_norm", "cosine_embedding_loss", "cross_entropy", "embedding", "embedding_bag",
+    "gaussian_nll_loss", "group_norm", "hinge_embedding_loss", "huber_loss", "instance_norm",
+    "kl_div", "layer_norm", "local_response_norm", "margin_ranking_loss", "multi_margin_loss",
+    "multilabel_margin_loss", "nll_loss", "normalize", "pad", "poisson_nll_loss", "rms_norm",
     "scaled_dot_product_attention", "soft_margin_loss", "triplet_margin_loss",
     "triplet_margin_with_distance_loss",
 ]

@@ -30,8 +30,13 @@ from mscompat.layers.conv_layers import ConvTranspose1d as ConvTranspose1d
 from mscompat.layers.conv_layers import ConvTranspose2d as ConvTranspose2d
 from mscompat.layers.conv_layers import ConvTranspose3d as ConvTranspose3d
 from mscompat.layers.distance import PairwiseDistance as PairwiseDistance
+from mscompat.layers.batch_norm import BatchNorm1d as BatchNorm1d
+from mscompat.layers.batch_norm import BatchNorm2d as BatchNorm2d
+from mscompat.layers.batch_norm import BatchNorm3d as BatchNorm3d
 from mscompat.layers.embedding import Embedding as Embedding
 from mscompat.layers.embedding import EmbeddingBag as EmbeddingBag
+from mscompat.layers.layer_norm import GroupNorm as GroupNorm
+from mscompat.layers.layer_norm import LayerNorm as LayerNorm
 from mscompat.layers.loss_classification import CrossEntropyLoss as CrossEntropyLoss
 from mscompat.layers.loss_classification import NLLLoss as NLLLoss
 from mscompat.layers.loss_divergence import GaussianNLLLoss as GaussianNLLLoss
@@ -54,6 +59,21 @@ from mscompat.layers.normalization import InstanceNorm2d as InstanceNorm2d
 from mscompat.layers.normalization import InstanceNorm3d as InstanceNorm3d
 from mscompat.layers.normalization import LocalResponseNorm as LocalResponseNorm
 from mscompat.layers.normalization import RMSNorm as RMSNorm
+from mscompat.layers.padding import CircularPad1d as CircularPad1d
+from mscompat.layers.padding import CircularPad2d as CircularPad2d
+from mscompat.layers.padding import CircularPad3d as CircularPad3d
+from mscompat.layers.padding import ConstantPad1d as ConstantPad1d
+from mscompat.layers.padding import ConstantPad2d as ConstantPad2d
+from mscompat.layers.padding import ConstantPad3d as ConstantPad3d
+from mscompat.layers.padding import ReflectionPad1d as ReflectionPad1d
+from mscompat.layers.padding import ReflectionPad2d as ReflectionPad2d
+from mscompat.layers.padding import ReflectionPad3d as ReflectionPad3d
+from mscompat.layers.padding import ReplicationPad1d as ReplicationPad1d
+from mscompat.layers.padding import ReplicationPad2d as ReplicationPad2d
+from mscompat.layers.padding import ReplicationPad3d as ReplicationPad3d
+from mscompat.layers.padding import ZeroPad1d as ZeroPad1d
+from mscompat.layers.padding import ZeroPad2d as ZeroPad2d
+from mscompat.layers.padding import ZeroPad3d as ZeroPad3d
 
 # mscompat.nn.functional is reachable from mscompat.nn as torch.nn.functional is
 from mscompat.nn import functional as functional
@@ -63,11 +83,19 @@ from mscompat.shape.adaptive_pool import AdaptiveAvgPool3d as AdaptiveAvgPool3d
 from mscompat.shape.adaptive_pool import AdaptiveMaxPool1d as AdaptiveMaxPool1d
 from mscompat.shape.adaptive_pool import AdaptiveMaxPool2d as AdaptiveMaxPool2d
 from mscompat.shape.adaptive_pool import AdaptiveMaxPool3d as AdaptiveMaxPool3d
+from mscompat.shape.avg_pool import AvgPool1d as AvgPool1d
+from mscompat.shape.avg_pool import AvgPool2d as AvgPool2d
+from mscompat.shape.avg_pool import AvgPool3d as AvgPool3d
 from mscompat.shape.fold import Fold as Fold
 from mscompat.shape.fold import Unfold as Unfold
+from mscompat.shape.fractional_pool import FractionalMaxPool2d as FractionalMaxPool2d
+from mscompat.shape.fractional_pool import FractionalMaxPool3d as FractionalMaxPool3d
 from mscompat.shape.interpolate import Upsample as Upsample
 from mscompat.shape.interpolate import UpsamplingBilinear2d as UpsamplingBilinear2d
 from mscompat.shape.interpolate import UpsamplingNearest2d as UpsamplingNearest2d
+from mscompat.shape.lp_pool import LPPool1d as LPPool1d
+from mscompat.shape.lp_pool import LPPool2d as LPPool2d
+from mscompat.shape.lp_pool import LPPool3d as LPPool3d
 from mscompat.shape.max_pool import MaxPool1d as MaxPool1d
 from mscompat.shape.max_pool import MaxPool2d as MaxPool2d
 from mscompat.shape.max_pool import MaxPool3d as MaxPool3d
@@ -76,6 +104,9 @@ from mscompat.shape.max_unpool import MaxUnpool2d as MaxUnpool2d
 from mscompat.shape.max_unpool import MaxUnpool3d as MaxUnpool3d
 from mscompat.shape.reshape import Flatten as Flatten
 from mscompat.shape.reshape import Unflatten as Unflatten
+from mscompat.shape.shuffle import ChannelShuffle as ChannelShuffle
+from mscompat.shape.shuffle import PixelShuffle as PixelShuffle
+from mscompat.shape.shuffle import PixelUnshuffle as PixelUnshuffle
 
 # fmt: off
 __all__: List[str] = [
@@ -89,6 +120,19 @@ __all__: List[str] = [
     "PairwiseDistance", "PoissonNLLLoss", "RMSNorm", "SoftMarginLoss", "TripletMarginLoss",
     "TripletMarginWithDistanceLoss", "Unflatten", "Unfold", "Upsample", "UpsamplingBilinear2d",
     "UpsamplingNearest2d",
+    "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "BatchNorm1d",
+    "BatchNorm2d", "BatchNorm3d", "ChannelShuffle", "CircularPad1d", "CircularPad2d",
+    "CircularPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "CosineEmbeddingLoss",
+    "CrossEntropyLoss", "Embedding", "EmbeddingBag", "Flatten", "Fold", "FractionalMaxPool2d",
+    "FractionalMaxPool3d", "GaussianNLLLoss", "GroupNorm", "HingeEmbeddingLoss", "HuberLoss",
+    "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "KLDivLoss", "LPPool1d", "LPPool2d",
+    "LPPool3d", "LayerNorm", "LocalResponseNorm", "MarginRankingLoss", "MaxPool1d", "MaxPool2d",
+    "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "MultiLabelMarginLoss",
+    "MultiMarginLoss", "NLLLoss", "PixelShuffle", "PixelUnshuffle", "PoissonNLLLoss", "RMSNorm",
+    "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
+    "ReplicationPad3d", "SoftMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
+    "Unflatten", "Unfold", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d", "ZeroPad1d",
+    "ZeroPad2d", "ZeroPad3d",
 ]
 # fmt: on
 # END GENERATED

@@ -34,8 +34,12 @@ from mscompat.layers.conv import conv_transpose1d as conv_transpose1d
 from mscompat.layers.conv import conv_transpose2d as conv_transpose2d
 from mscompat.layers.conv import conv_transpose3d as conv_transpose3d
 from mscompat.layers.distance import pairwise_distance as pairwise_distance
+from mscompat.layers.batch_norm import batch_norm as batch_norm
 from mscompat.layers.embedding import embedding as embedding
 from mscompat.layers.embedding import embedding_bag as embedding_bag
+from mscompat.layers.layer_norm import group_norm as group_norm
+from mscompat.layers.layer_norm import layer_norm as layer_norm
+from mscompat.layers.layer_norm import normalize as normalize
 from mscompat.layers.loss_classification import cross_entropy as cross_entropy
 from mscompat.layers.loss_classification import nll_loss as nll_loss
 from mscompat.layers.loss_divergence import gaussian_nll_loss as gaussian_nll_loss
@@ -56,25 +60,37 @@ from mscompat.layers.multihead import multi_head_attention_forward as multi_head
 from mscompat.layers.normalization import instance_norm as instance_norm
 from mscompat.layers.normalization import local_response_norm as local_response_norm
 from mscompat.layers.normalization import rms_norm as rms_norm
+from mscompat.layers.padding import pad as pad
 from mscompat.shape.adaptive_pool import adaptive_avg_pool1d as adaptive_avg_pool1d
 from mscompat.shape.adaptive_pool import adaptive_avg_pool2d as adaptive_avg_pool2d
 from mscompat.shape.adaptive_pool import adaptive_avg_pool3d as adaptive_avg_pool3d
 from mscompat.shape.adaptive_pool import adaptive_max_pool1d as adaptive_max_pool1d
 from mscompat.shape.adaptive_pool import adaptive_max_pool2d as adaptive_max_pool2d
 from mscompat.shape.adaptive_pool import adaptive_max_pool3d as adaptive_max_pool3d
+from mscompat.shape.avg_pool import avg_pool1d as avg_pool1d
+from mscompat.shape.avg_pool import avg_pool2d as avg_pool2d
+from mscompat.shape.avg_pool import avg_pool3d as avg_pool3d
 from mscompat.shape.fold import fold as fold
 from mscompat.shape.fold import unfold as unfold
+from mscompat.shape.fractional_pool import fractional_max_pool2d as fractional_max_pool2d
+from mscompat.shape.fractional_pool import fractional_max_pool3d as fractional_max_pool3d
 from mscompat.shape.grid_sample import grid_sample as grid_sample
 from mscompat.shape.interpolate import interpolate as interpolate
 from mscompat.shape.interpolate import upsample as upsample
 from mscompat.shape.interpolate import upsample_bilinear as upsample_bilinear
 from mscompat.shape.interpolate import upsample_nearest as upsample_nearest
+from mscompat.shape.lp_pool import lp_pool1d as lp_pool1d
+from mscompat.shape.lp_pool import lp_pool2d as lp_pool2d
+from mscompat.shape.lp_pool import lp_pool3d as lp_pool3d
 from mscompat.shape.max_pool import max_pool1d as max_pool1d
 from mscompat.shape.max_pool import max_pool2d as max_pool2d
 from mscompat.shape.max_pool import max_pool3d as max_pool3d
 from mscompat.shape.max_unpool import max_unpool1d as max_unpool1d
 from mscompat.shape.max_unpool import max_unpool2d as max_unpool2d
 from mscompat.shape.max_unpool import max_unpool3d as max_unpool3d
+from mscompat.shape.shuffle import channel_shuffle as channel_shuffle
+from mscompat.shape.shuffle import pixel_shuffle as pixel_shuffle
+from mscompat.shape.shuffle import pixel_unshuffle as pixel_unshuffle
 
 # fmt: off
 __all__: List[str] = [
@@ -87,6 +103,15 @@ __all__: List[str] = [
     "max_unpool3d", "multi_head_attention_forward", "multi_margin_loss", "multilabel_margin_loss",
     "nll_loss", "one_hot", "pairwise_distance", "poisson_nll_loss", "rms_norm",
     "scaled_dot_product_attention", "soft_margin_loss", "triplet_margin_loss",
+    "adaptive_max_pool2d", "adaptive_max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
+    "batch_norm", "channel_shuffle", "cosine_embedding_loss", "cross_entropy", "embedding",
+    "embedding_bag", "fold", "fractional_max_pool2d", "fractional_max_pool3d", "gaussian_nll_loss",
+    "grid_sample", "group_norm", "hinge_embedding_loss", "huber_loss", "instance_norm",
+    "interpolate", "kl_div", "layer_norm", "local_response_norm", "lp_pool1d", "lp_pool2d",
+    "lp_pool3d", "margin_ranking_loss", "max_pool1d", "max_pool2d", "max_pool3d", "max_unpool1d",
+    "max_unpool2d", "max_unpool3d", "multi_margin_loss", "multilabel_margin_loss", "nll_loss",
+    "normalize", "one_hot", "pad", "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss",
+    "rms_norm", "scaled_dot_product_attention", "soft_margin_loss", "triplet_margin_loss",
     "triplet_margin_with_distance_loss", "unfold", "upsample", "upsample_bilinear",
     "upsample_nearest",
 ]

@@ -49,6 +49,7 @@ RENAMES: Dict[str, Dict[str, str]] = {
 }
 #: Buffers PyTorch keeps and MindSpore has no counterpart for.
 DROPPED = {"num_batches_tracked": "BatchNorm's step counter: MindSpore keeps none"}
+# (loaded, as any tensor, into a Cell that has a parameter of that name: mscompat's BatchNorm)
 
 
 @dataclass
@@ -224,7 +225,7 @@ def convert_weights(
         array = _numpy(value)
         torch_shape = tuple(array.shape)
         leaf = key.rpartition(".")[2]
-        if leaf in DROPPED:
+        if leaf in DROPPED and key not in params:  # mscompat.nn.BatchNorm*d keeps its own
             table.rows.append(
                 WeightRow(key, "", array.shape, (), "dropped", "dropped", DROPPED[leaf])
             )

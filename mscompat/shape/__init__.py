@@ -22,12 +22,22 @@ from mscompat.shape.creation import full_like as full_like
 from mscompat.shape.creation import linspace as linspace
 from mscompat.shape.creation import ones_like as ones_like
 from mscompat.shape.creation import zeros_like as zeros_like
+from mscompat.shape.avg_pool import AvgPool1d as AvgPool1d
+from mscompat.shape.avg_pool import AvgPool2d as AvgPool2d
+from mscompat.shape.avg_pool import AvgPool3d as AvgPool3d
+from mscompat.shape.avg_pool import avg_pool1d as avg_pool1d
+from mscompat.shape.avg_pool import avg_pool2d as avg_pool2d
+from mscompat.shape.avg_pool import avg_pool3d as avg_pool3d
 from mscompat.shape.cumulative import cummax as cummax
 from mscompat.shape.cumulative import cummin as cummin
 from mscompat.shape.fold import Fold as Fold
 from mscompat.shape.fold import Unfold as Unfold
 from mscompat.shape.fold import fold as fold
 from mscompat.shape.fold import unfold as unfold
+from mscompat.shape.fractional_pool import FractionalMaxPool2d as FractionalMaxPool2d
+from mscompat.shape.fractional_pool import FractionalMaxPool3d as FractionalMaxPool3d
+from mscompat.shape.fractional_pool import fractional_max_pool2d as fractional_max_pool2d
+from mscompat.shape.fractional_pool import fractional_max_pool3d as fractional_max_pool3d
 from mscompat.shape.grid_sample import grid_sample as grid_sample
 from mscompat.shape.interpolate import Upsample as Upsample
 from mscompat.shape.interpolate import UpsamplingBilinear2d as UpsamplingBilinear2d
@@ -37,6 +47,12 @@ from mscompat.shape.interpolate import upsample as upsample
 from mscompat.shape.interpolate import upsample_bilinear as upsample_bilinear
 from mscompat.shape.interpolate import upsample_nearest as upsample_nearest
 from mscompat.shape.join import stack as stack
+from mscompat.shape.lp_pool import LPPool1d as LPPool1d
+from mscompat.shape.lp_pool import LPPool2d as LPPool2d
+from mscompat.shape.lp_pool import LPPool3d as LPPool3d
+from mscompat.shape.lp_pool import lp_pool1d as lp_pool1d
+from mscompat.shape.lp_pool import lp_pool2d as lp_pool2d
+from mscompat.shape.lp_pool import lp_pool3d as lp_pool3d
 from mscompat.shape.max_pool import MaxPool1d as MaxPool1d
 from mscompat.shape.max_pool import MaxPool2d as MaxPool2d
 from mscompat.shape.max_pool import MaxPool3d as MaxPool3d
@@ -58,6 +74,12 @@ from mscompat.shape.reshape import squeeze as squeeze
 from mscompat.shape.reshape import unflatten as unflatten
 from mscompat.shape.reshape import unsqueeze as unsqueeze
 from mscompat.shape.roll import roll as roll
+from mscompat.shape.shuffle import ChannelShuffle as ChannelShuffle
+from mscompat.shape.shuffle import PixelShuffle as PixelShuffle
+from mscompat.shape.shuffle import PixelUnshuffle as PixelUnshuffle
+from mscompat.shape.shuffle import channel_shuffle as channel_shuffle
+from mscompat.shape.shuffle import pixel_shuffle as pixel_shuffle
+from mscompat.shape.shuffle import pixel_unshuffle as pixel_unshuffle
 from mscompat.shape.sort import argsort as argsort
 from mscompat.shape.sort import kthvalue as kthvalue
 from mscompat.shape.sort import median as median
@@ -71,8 +93,10 @@ from mscompat.shape.triangular import triu as triu
 # fmt: off
 __all__: List[str] = [
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
-    "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "Flatten", "Fold", "MaxPool1d", "MaxPool2d",
-    "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "Unflatten", "Unfold", "Upsample",
+    "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
+    "ChannelShuffle", "Flatten", "Fold", "FractionalMaxPool2d", "FractionalMaxPool3d", "LPPool1d",
+    "LPPool2d", "LPPool3d", "MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d",
+    "MaxUnpool3d", "PixelShuffle", "PixelUnshuffle", "Unflatten", "Unfold", "Upsample",
     "UpsamplingBilinear2d", "UpsamplingNearest2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
     "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
     "argsort", "cummax", "cummin", "flatten", "fold", "grid_sample", "interpolate", "kthvalue",
@@ -84,6 +108,12 @@ __all__: List[str] = [
     "max_unpool2d", "max_unpool3d", "median", "mode", "msort", "ones_like", "roll", "sort",
     "squeeze", "stack", "topk", "tril", "triu", "unflatten", "unfold", "unsqueeze", "upsample",
     "upsample_bilinear", "upsample_nearest", "zeros_like",
+    "argsort", "avg_pool1d", "avg_pool2d", "avg_pool3d", "channel_shuffle", "cummax", "cummin",
+    "flatten", "fold", "fractional_max_pool2d", "fractional_max_pool3d", "grid_sample",
+    "interpolate", "kthvalue", "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_pool1d", "max_pool2d",
+    "max_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d", "median", "mode", "msort",
+    "pixel_shuffle", "pixel_unshuffle", "roll", "sort", "squeeze", "topk", "unflatten", "unfold",
+    "unsqueeze", "upsample", "upsample_bilinear", "upsample_nearest",
 ]
 # fmt: on
 # END GENERATED
