@@ -23,8 +23,40 @@ Example:
 # the op database's torch_apis, by the rules of mscompat/_namespaces.py
 from typing import List
 
+from mscompat.layers.activation import CELU as CELU
+from mscompat.layers.activation import ELU as ELU
+from mscompat.layers.activation import SELU as SELU
+from mscompat.layers.activation import Hardtanh as Hardtanh
+from mscompat.layers.activation import LeakyReLU as LeakyReLU
+from mscompat.layers.activation import PReLU as PReLU
+from mscompat.layers.activation import RReLU as RReLU
+from mscompat.layers.activation import ReLU as ReLU
+from mscompat.layers.activation import ReLU6 as ReLU6
+from mscompat.layers.activation import Threshold as Threshold
+from mscompat.layers.activation_smooth import GELU as GELU
+from mscompat.layers.activation_smooth import Hardshrink as Hardshrink
+from mscompat.layers.activation_smooth import Hardsigmoid as Hardsigmoid
+from mscompat.layers.activation_smooth import Hardswish as Hardswish
+from mscompat.layers.activation_smooth import LogSigmoid as LogSigmoid
+from mscompat.layers.activation_smooth import Mish as Mish
+from mscompat.layers.activation_smooth import SiLU as SiLU
+from mscompat.layers.activation_smooth import Sigmoid as Sigmoid
+from mscompat.layers.activation_smooth import Softplus as Softplus
+from mscompat.layers.activation_smooth import Softshrink as Softshrink
+from mscompat.layers.activation_smooth import Softsign as Softsign
+from mscompat.layers.activation_smooth import Tanh as Tanh
+from mscompat.layers.activation_smooth import Tanhshrink as Tanhshrink
+from mscompat.layers.dropout import AlphaDropout as AlphaDropout
+from mscompat.layers.dropout import Dropout as Dropout
+from mscompat.layers.dropout import Dropout1d as Dropout1d
+from mscompat.layers.dropout import Dropout2d as Dropout2d
+from mscompat.layers.dropout import Dropout3d as Dropout3d
+from mscompat.layers.dropout import FeatureAlphaDropout as FeatureAlphaDropout
 from mscompat.layers.embedding import Embedding as Embedding
 from mscompat.layers.embedding import EmbeddingBag as EmbeddingBag
+from mscompat.layers.linear import Bilinear as Bilinear
+from mscompat.layers.linear import Identity as Identity
+from mscompat.layers.linear import Linear as Linear
 from mscompat.layers.loss_classification import CrossEntropyLoss as CrossEntropyLoss
 from mscompat.layers.loss_classification import NLLLoss as NLLLoss
 from mscompat.layers.loss_divergence import GaussianNLLLoss as GaussianNLLLoss
@@ -36,6 +68,11 @@ from mscompat.layers.loss_margin import MarginRankingLoss as MarginRankingLoss
 from mscompat.layers.loss_margin import MultiLabelMarginLoss as MultiLabelMarginLoss
 from mscompat.layers.loss_margin import MultiMarginLoss as MultiMarginLoss
 from mscompat.layers.loss_margin import SoftMarginLoss as SoftMarginLoss
+from mscompat.layers.loss_regression import BCELoss as BCELoss
+from mscompat.layers.loss_regression import BCEWithLogitsLoss as BCEWithLogitsLoss
+from mscompat.layers.loss_regression import L1Loss as L1Loss
+from mscompat.layers.loss_regression import MSELoss as MSELoss
+from mscompat.layers.loss_regression import SmoothL1Loss as SmoothL1Loss
 from mscompat.layers.loss_triplet import CosineEmbeddingLoss as CosineEmbeddingLoss
 from mscompat.layers.loss_triplet import TripletMarginLoss as TripletMarginLoss
 from mscompat.layers.loss_triplet import (
@@ -46,6 +83,10 @@ from mscompat.layers.normalization import InstanceNorm2d as InstanceNorm2d
 from mscompat.layers.normalization import InstanceNorm3d as InstanceNorm3d
 from mscompat.layers.normalization import LocalResponseNorm as LocalResponseNorm
 from mscompat.layers.normalization import RMSNorm as RMSNorm
+from mscompat.layers.softmax import GLU as GLU
+from mscompat.layers.softmax import LogSoftmax as LogSoftmax
+from mscompat.layers.softmax import Softmax as Softmax
+from mscompat.layers.softmax import Softmin as Softmin
 
 # mscompat.nn.functional is reachable from mscompat.nn as torch.nn.functional is
 from mscompat.nn import functional as functional
@@ -72,12 +113,17 @@ from mscompat.shape.reshape import Unflatten as Unflatten
 # fmt: off
 __all__: List[str] = [
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
-    "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "CosineEmbeddingLoss", "CrossEntropyLoss",
-    "Embedding", "EmbeddingBag", "Flatten", "Fold", "GaussianNLLLoss", "HingeEmbeddingLoss",
-    "HuberLoss", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "KLDivLoss",
-    "LocalResponseNorm", "MarginRankingLoss", "MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool1d",
-    "MaxUnpool2d", "MaxUnpool3d", "MultiLabelMarginLoss", "MultiMarginLoss", "NLLLoss",
-    "PoissonNLLLoss", "RMSNorm", "SoftMarginLoss", "TripletMarginLoss",
+    "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "AlphaDropout", "BCELoss", "BCEWithLogitsLoss",
+    "Bilinear", "CELU", "CosineEmbeddingLoss", "CrossEntropyLoss", "Dropout", "Dropout1d",
+    "Dropout2d", "Dropout3d", "ELU", "Embedding", "EmbeddingBag", "FeatureAlphaDropout", "Flatten",
+    "Fold", "GELU", "GLU", "GaussianNLLLoss", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh",
+    "HingeEmbeddingLoss", "HuberLoss", "Identity", "InstanceNorm1d", "InstanceNorm2d",
+    "InstanceNorm3d", "KLDivLoss", "L1Loss", "LeakyReLU", "Linear", "LocalResponseNorm",
+    "LogSigmoid", "LogSoftmax", "MSELoss", "MarginRankingLoss", "MaxPool1d", "MaxPool2d",
+    "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "Mish", "MultiLabelMarginLoss",
+    "MultiMarginLoss", "NLLLoss", "PReLU", "PoissonNLLLoss", "RMSNorm", "RReLU", "ReLU", "ReLU6",
+    "SELU", "SiLU", "Sigmoid", "SmoothL1Loss", "SoftMarginLoss", "Softmax", "Softmin", "Softplus",
+    "Softshrink", "Softsign", "Tanh", "Tanhshrink", "Threshold", "TripletMarginLoss",
     "TripletMarginWithDistanceLoss", "Unflatten", "Unfold", "Upsample", "UpsamplingBilinear2d",
     "UpsamplingNearest2d",
 ]
