@@ -51,20 +51,47 @@ _ACTIVATIONS = (
     (L.glu, {"dim": 0}),
 )
 _CELLS = (
-    L.ReLU(), L.ReLU6(), L.Hardtanh(-2.0, 0.5), L.LeakyReLU(0.2), L.Threshold(0.5, -2.0),
-    L.ELU(1.5), L.SELU(), L.CELU(2.0), L.RReLU(), L.PReLU(3), L.GELU("tanh"), L.SiLU(),
-    L.Mish(), L.Softplus(2.0, 5.0), L.Softsign(), L.LogSigmoid(), L.Sigmoid(), L.Tanh(),
-    L.Hardsigmoid(), L.Hardswish(), L.Hardshrink(), L.Softshrink(), L.Tanhshrink(),
-    L.Softmax(1), L.Softmin(0), L.LogSoftmax(-1), L.GLU(0), L.Identity(),
+    L.ReLU(),
+    L.ReLU6(),
+    L.Hardtanh(-2.0, 0.5),
+    L.LeakyReLU(0.2),
+    L.Threshold(0.5, -2.0),
+    L.ELU(1.5),
+    L.SELU(),
+    L.CELU(2.0),
+    L.RReLU(),
+    L.PReLU(3),
+    L.GELU("tanh"),
+    L.SiLU(),
+    L.Mish(),
+    L.Softplus(2.0, 5.0),
+    L.Softsign(),
+    L.LogSigmoid(),
+    L.Sigmoid(),
+    L.Tanh(),
+    L.Hardsigmoid(),
+    L.Hardswish(),
+    L.Hardshrink(),
+    L.Softshrink(),
+    L.Tanhshrink(),
+    L.Softmax(1),
+    L.Softmin(0),
+    L.LogSoftmax(-1),
+    L.GLU(0),
+    L.Identity(),
 )
 
 
 class _All(ms.nn.Cell):
-    """Every activation (function and Cell) summed, weighted: one graph for them all."""
+    """Every activation, loss, linear map and dropout (function and Cell) summed: one graph for
+    them all."""
 
     def __init__(self) -> None:
         super().__init__()
         self.blocks = ms.nn.CellList(list(_CELLS))
+        self.losses = ms.nn.CellList(
+            [L.L1Loss(), L.MSELoss(), L.SmoothL1Loss(beta=0.5), L.BCELoss(), L.BCEWithLogitsLoss()]
+        )
 
     def construct(self, x: Tensor, w: Tensor) -> Tensor:
         total = ops.zeros((), x.dtype)
@@ -76,11 +103,21 @@ class _All(ms.nn.Cell):
             total = total + (out * out).sum()
         total = total + L.prelu(x, w[0, :3].abs()).sum()
         total = total + L.linear(x, w, w[0]).sum() + L.dropout(x, 0.5, training=False).sum()
+        total = total + L.bilinear(x, x, ops.stack([w, w]), w[0, :2]).sum()
+        for d in (L.dropout1d, L.dropout2d, L.alpha_dropout, L.feature_alpha_dropout):
+            total = total + d(x, 0.0, True).sum()
+        p = L.sigmoid(x)
+        y = L.sigmoid(w[0] - x)
+        for loss in (L.l1_loss, L.mse_loss, L.smooth_l1_loss, L.binary_cross_entropy_with_logits):
+            total = total + loss(x, y) + L.binary_cross_entropy(p, y, w[0], reduction="sum")
+        total = total + L.binary_cross_entropy_with_logits(x, y, pos_weight=w[0])
+        for cell in self.losses:
+            total = total + cell(p, y)
         return total
 
 
 @pytest.mark.parametrize("dtype", [ms.float32])
-def test_every_activation_in_one_graph_matches_pynative(dtype):
+def test_every_op_in_one_graph_matches_pynative(dtype):
     rng = np.random.default_rng(0)
     x = rng.standard_normal((4, 3)) * 3
     x[0] = (0.0, -3.0, 3.0)  # kinks: relu, hardsigmoid/hardswish
@@ -149,7 +186,9 @@ def test_alpha_dropout_keeps_mean_and_variance():
     x = _x((400, 500))
     y = L.alpha_dropout(x, 0.2, training=True).asnumpy()
     assert abs(y.mean()) < 0.02 and abs(y.var() - 1.0) < 0.03
-    dropped = np.isclose(y, -1.7580993408473766 * _alpha_a(0.2) + 1.7580993408473766 * _alpha_a(0.2) * 0.2)
+    dropped = np.isclose(
+        y, -1.7580993408473766 * _alpha_a(0.2) + 1.7580993408473766 * _alpha_a(0.2) * 0.2
+    )
     assert abs(dropped.mean() - 0.2) < 0.01
     assert L.alpha_dropout(x, 0.2).asnumpy() is not None  # training=False by default: identity
     np.testing.assert_array_equal(L.alpha_dropout(x, 0.2).asnumpy(), x.asnumpy())
@@ -174,10 +213,10 @@ def test_rrelu_training_draws_slopes_in_bounds():
     ms.set_seed(5)
     x = -ops.ones((100, 50), ms.float32)
     y = -L.rrelu(x, 0.1, 0.3, training=True).asnumpy()
-    assert 0.1 <= y.min() and y.max() <= 0.3 and y.std() > 0.03
+    assert y.min() >= 0.1 and y.max() <= 0.3 and y.std() > 0.03
     assert abs(y.mean() - 0.2) < 0.01
     g = ms.grad(lambda t: L.rrelu(t, 0.1, 0.3, training=True).sum())(x).asnumpy()
-    assert 0.1 <= g.min() and g.max() <= 0.3  # the gradient is the slope drawn
+    assert g.min() >= 0.1 and g.max() <= 0.3  # the gradient is the slope drawn
     pos = L.rrelu(-x, 0.1, 0.3, training=True).asnumpy()
     np.testing.assert_array_equal(pos, np.ones((100, 50)))
 

@@ -13,9 +13,9 @@ from mscompat.layers.activation import SELU as SELU
 from mscompat.layers.activation import Hardtanh as Hardtanh
 from mscompat.layers.activation import LeakyReLU as LeakyReLU
 from mscompat.layers.activation import PReLU as PReLU
-from mscompat.layers.activation import RReLU as RReLU
 from mscompat.layers.activation import ReLU as ReLU
 from mscompat.layers.activation import ReLU6 as ReLU6
+from mscompat.layers.activation import SiLU as SiLU
 from mscompat.layers.activation import Threshold as Threshold
 from mscompat.layers.activation import celu as celu
 from mscompat.layers.activation import elu as elu
@@ -24,8 +24,8 @@ from mscompat.layers.activation import leaky_relu as leaky_relu
 from mscompat.layers.activation import prelu as prelu
 from mscompat.layers.activation import relu as relu
 from mscompat.layers.activation import relu6 as relu6
-from mscompat.layers.activation import rrelu as rrelu
 from mscompat.layers.activation import selu as selu
+from mscompat.layers.activation import silu as silu
 from mscompat.layers.activation import threshold as threshold
 from mscompat.layers.activation_smooth import GELU as GELU
 from mscompat.layers.activation_smooth import Hardshrink as Hardshrink
@@ -33,7 +33,6 @@ from mscompat.layers.activation_smooth import Hardsigmoid as Hardsigmoid
 from mscompat.layers.activation_smooth import Hardswish as Hardswish
 from mscompat.layers.activation_smooth import LogSigmoid as LogSigmoid
 from mscompat.layers.activation_smooth import Mish as Mish
-from mscompat.layers.activation_smooth import SiLU as SiLU
 from mscompat.layers.activation_smooth import Sigmoid as Sigmoid
 from mscompat.layers.activation_smooth import Softplus as Softplus
 from mscompat.layers.activation_smooth import Softshrink as Softshrink
@@ -47,7 +46,6 @@ from mscompat.layers.activation_smooth import hardswish as hardswish
 from mscompat.layers.activation_smooth import logsigmoid as logsigmoid
 from mscompat.layers.activation_smooth import mish as mish
 from mscompat.layers.activation_smooth import sigmoid as sigmoid
-from mscompat.layers.activation_smooth import silu as silu
 from mscompat.layers.activation_smooth import softplus as softplus
 from mscompat.layers.activation_smooth import softshrink as softshrink
 from mscompat.layers.activation_smooth import softsign as softsign
@@ -127,6 +125,8 @@ from mscompat.layers.normalization import RMSNorm as RMSNorm
 from mscompat.layers.normalization import instance_norm as instance_norm
 from mscompat.layers.normalization import local_response_norm as local_response_norm
 from mscompat.layers.normalization import rms_norm as rms_norm
+from mscompat.layers.rrelu import RReLU as RReLU
+from mscompat.layers.rrelu import rrelu as rrelu
 from mscompat.layers.softmax import GLU as GLU
 from mscompat.layers.softmax import LogSoftmax as LogSoftmax
 from mscompat.layers.softmax import Softmax as Softmax

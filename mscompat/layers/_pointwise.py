@@ -14,7 +14,7 @@ mode has no aliasing, and an in-place write would cut the autograd tape in PyNat
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Tuple
+from typing import Any, Callable, Optional
 
 import mindspore as ms
 import numpy as np

@@ -1,11 +1,11 @@
 """Rectifier activations as ``torch.nn.functional`` and ``torch.nn``: ``relu``, ``relu6``,
-``leaky_relu``, ``hardtanh``, ``threshold``, ``elu``, ``selu``, ``celu``, ``rrelu``, ``prelu``
-and their Cells.
+``leaky_relu``, ``hardtanh``, ``threshold``, ``elu``, ``selu``, ``celu``, ``prelu``, ``silu``
+and their Cells (``rrelu``: :mod:`mscompat.layers.rrelu`).
 
 On MindSpore 2.10 CPU ``mint.nn.functional.elu``/``selu``/``hardtanh``/``relu6``/
 ``leaky_relu``/``threshold`` have no kernel, ``ops.elu`` refuses ``alpha != 1``, ``ops.selu``'s
-gradient is wrong for negative inputs, ``ops.rrelu`` has no ``training`` flag (random slopes in
-evaluation too). Dispatch and the float16/NaN/kink conventions: :mod:`mscompat.layers._pointwise`.
+gradient is wrong for negative inputs. Dispatch and the float16/NaN/kink conventions:
+:mod:`mscompat.layers._pointwise`.
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ __all__ = [
     "Hardtanh",
     "LeakyReLU",
     "PReLU",
-    "RReLU",
     "ReLU",
     "ReLU6",
     "SELU",
+    "SiLU",
     "Threshold",
     "celu",
     "elu",
@@ -38,8 +38,8 @@ __all__ = [
     "prelu",
     "relu",
     "relu6",
-    "rrelu",
     "selu",
+    "silu",
     "threshold",
 ]
 
@@ -52,7 +52,9 @@ def _clamp(w: Tensor, low: float, high: float) -> Tensor:
     # vectorised backward: 0 at the bounds and at NaN, which the forward passes through)
     lo, hi = const(low, w.dtype), const(high, w.dtype)
     inside = ops.logical_and(w > lo, w < hi)
-    return ops.where(inside, w, ops.where(w <= lo, lo, ops.where(w >= hi, hi, ops.stop_gradient(w))))
+    return ops.where(
+        inside, w, ops.where(w <= lo, lo, ops.where(w >= hi, hi, ops.stop_gradient(w)))
+    )
 
 
 def _exp_branch(w: Tensor, alpha: float, scale: float, input_divisor: float) -> Tensor:
@@ -236,44 +238,21 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     return apply("layers.celu", input, inplace, a)
 
 
-@register("layers.rrelu", "composite", note="uniform slopes from MindSpore's seeded generator")
-def _rrelu_composite(x: Tensor, lower: float, upper: float, training: bool) -> Tensor:
-    w = x.astype(ms.float32) if x.dtype == ms.float16 else x
-    if training:
-        slope = ops.rand_like(w) * const(upper, w.dtype, plus=-lower) + const(lower, w.dtype)
-        # PyTorch: x <= 0 takes a slope (NaN keeps gradient 1)
-        return ops.where(w <= 0, w * slope, w).astype(x.dtype)
-    slope = const(lower, w.dtype, plus=upper, over=2.0)
-    # evaluation is leaky_relu: x > 0 keeps x (NaN takes the slope's gradient)
-    return ops.where(w > 0, w, w * slope).astype(x.dtype)
+@register_activation("silu", mint_fn("silu"))
+def _silu(w: Tensor) -> Tensor:
+    return w * ops.sigmoid(w)
 
 
-def rrelu(
-    input: Tensor,
-    lower: float = 0.125,
-    upper: float = 0.3333333333333333,
-    training: bool = False,
-    inplace: bool = False,
-) -> Tensor:
-    """Randomised leaky ReLU, as :func:`torch.nn.functional.rrelu`.
-
-    ``training=False``: ``leaky_relu`` with slope :math:`(l + u) / 2` (deterministic, unlike
-    ``ops.rrelu``). ``training=True``: each non-positive element is multiplied by its own slope
-    drawn from :math:`U(l, u)` by MindSpore's generator (``mindspore.set_seed``).
-
-    Raises:
-        ValueError: ``lower > upper``.
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """:math:`x\\,\\sigma(x)`, as :func:`torch.nn.functional.silu`.
 
     Example:
         >>> import mindspore as ms
-        >>> from mscompat.layers import rrelu
-        >>> rrelu(ms.Tensor([-4.0, 1.0]), 0.25, 0.75).asnumpy().tolist()
-        [-2.0, 1.0]
+        >>> from mscompat.layers import silu
+        >>> silu(ms.Tensor([0.0])).asnumpy().tolist()
+        [0.0]
     """
-    low, high = number(lower, "lower"), number(upper, "upper")
-    if low > high:
-        raise ValueError(f"rrelu(): lower must be <= upper, but got lower={low}, upper={high}")
-    return apply("layers.rrelu", input, inplace, low, high, check_bool(training, "training"))
+    return apply("layers.silu", input, inplace)
 
 
 @register("layers.prelu", "composite", note="PyTorch's CPU formula in MindSpore ops")
@@ -492,31 +471,21 @@ class SELU(nn.Cell):
         return selu(input)
 
 
-class RReLU(nn.Cell):
-    """As :class:`torch.nn.RReLU`: random slopes in training mode (``set_train(True)``), their
-    mean in evaluation. See :func:`rrelu`.
+class SiLU(ReLU):
+    """As :class:`torch.nn.SiLU`. See :func:`silu`.
 
     Shape:
         - input: :math:`(*)`; output: the same.
 
     Example:
         >>> import mindspore as ms
-        >>> from mscompat.layers import RReLU
-        >>> RReLU(0.25, 0.75)(ms.Tensor([-4.0])).asnumpy().tolist()
-        [-2.0]
+        >>> from mscompat.layers import SiLU
+        >>> SiLU()(ms.Tensor([0.0])).asnumpy().tolist()
+        [0.0]
     """
 
-    def __init__(
-        self, lower: float = 0.125, upper: float = 0.3333333333333333, inplace: bool = False
-    ) -> None:
-        super().__init__()
-        self.lower, self.upper = number(lower, "lower"), number(upper, "upper")
-        if self.lower > self.upper:
-            raise ValueError(f"lower must be <= upper, but got lower={lower}, upper={upper}")
-        self.inplace = check_bool(inplace, "inplace")
-
     def construct(self, input: Tensor) -> Tensor:
-        return rrelu(input, self.lower, self.upper, self.training)
+        return silu(input)
 
 
 class PReLU(nn.Cell):

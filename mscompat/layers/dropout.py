@@ -58,8 +58,13 @@ def _dropout_composite(x: Tensor, p: float, feature: bool, alpha: bool) -> Tenso
     return (w * keep * const(a, w.dtype) + b).astype(x.dtype)
 
 
-@register("layers.dropout", "native", devices=("Ascend",), note="mint.nn.functional.dropout",
-          supports=lambda x, p, feature, alpha: "plain dropout only" if feature or alpha else None)
+@register(
+    "layers.dropout",
+    "native",
+    devices=("Ascend",),
+    note="mint.nn.functional.dropout",
+    supports=lambda x, p, feature, alpha: "plain dropout only" if feature or alpha else None,
+)
 def _dropout_native(x: Tensor, p: float, feature: bool, alpha: bool) -> Tensor:
     return mint.nn.functional.dropout(x, p, True)
 
@@ -103,9 +108,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     return _run(input, p, training, inplace, False, False)
 
 
-def _channel_dropout(
-    input: Any, p: float, training: bool, inplace: bool, dims: int
-) -> Tensor:
+def _channel_dropout(input: Any, p: float, training: bool, inplace: bool, dims: int) -> Tensor:
     x = check_float_tensor(input, "input")
     fn = f"dropout{dims}d"
     if dims == 1 and x.ndim not in (2, 3):

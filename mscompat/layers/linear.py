@@ -191,8 +191,12 @@ class Linear(nn.Cell):
     ) -> None:
         super().__init__()
         self.in_features, self.out_features = _features(in_features, out_features)
-        self.weight = _uniform((self.out_features, self.in_features), self.in_features, dtype, "weight")
-        self.bias = _uniform((self.out_features,), self.in_features, dtype, "bias") if bias else None
+        self.weight = _uniform(
+            (self.out_features, self.in_features), self.in_features, dtype, "weight"
+        )
+        self.bias = (
+            _uniform((self.out_features,), self.in_features, dtype, "bias") if bias else None
+        )
 
     def construct(self, input: Tensor) -> Tensor:
         return linear(input, self.weight, self.bias)
@@ -229,7 +233,9 @@ class Bilinear(nn.Cell):
         )
         shape = (self.out_features, self.in1_features, self.in2_features)
         self.weight = _uniform(shape, self.in1_features, dtype, "weight")
-        self.bias = _uniform((self.out_features,), self.in1_features, dtype, "bias") if bias else None
+        self.bias = (
+            _uniform((self.out_features,), self.in1_features, dtype, "bias") if bias else None
+        )
 
     def construct(self, input1: Tensor, input2: Tensor) -> Tensor:
         return bilinear(input1, input2, self.weight, self.bias)

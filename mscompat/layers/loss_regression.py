@@ -117,7 +117,8 @@ def l1_loss(
         another shape, a bad ``reduction``.
 
     Example:
-        >>>         >>> from mscompat.layers import l1_loss
+        >>> import mindspore as ms
+        >>> from mscompat.layers import l1_loss
         >>> float(l1_loss(ms.Tensor([1.0, -2.0]), ms.Tensor([0.0, 0.0])))
         1.5
     """
@@ -136,7 +137,8 @@ def mse_loss(
     y)^2`; arguments as :func:`l1_loss`.
 
     Example:
-        >>>         >>> from mscompat.layers import mse_loss
+        >>> import mindspore as ms
+        >>> from mscompat.layers import mse_loss
         >>> float(mse_loss(ms.Tensor([1.0, -2.0]), ms.Tensor([0.0, 0.0])))
         2.5
     """
@@ -163,7 +165,8 @@ def smooth_l1_loss(
         ValueError: ``beta < 0``.
 
     Example:
-        >>>         >>> from mscompat.layers import smooth_l1_loss
+        >>> import mindspore as ms
+        >>> from mscompat.layers import smooth_l1_loss
         >>> smooth_l1_loss(ms.Tensor([0.5, 3.0]), ms.Tensor([0.0, 0.0]), reduction="none")
         Tensor(shape=[2], dtype=Float32, value= [ 1.25000000e-01,  2.50000000e+00])
     """
@@ -235,7 +238,8 @@ def binary_cross_entropy(
         ValueError: ``target`` of another shape, input values outside [0, 1].
 
     Example:
-        >>>         >>> from mscompat.layers import binary_cross_entropy
+        >>> import mindspore as ms
+        >>> from mscompat.layers import binary_cross_entropy
         >>> round(float(binary_cross_entropy(ms.Tensor([0.5]), ms.Tensor([1.0]))), 4)
         0.6931
     """
@@ -256,9 +260,7 @@ def binary_cross_entropy(
 def _bce_logits_pointwise(x: Tensor, t: Tensor, pos_weight: Optional[Tensor]) -> Tensor:
     # (1 - y) x - log_weight * logsigmoid(x), logsigmoid(x) = min(x, 0) - log1p(exp(-|x|))
     neg = x < 0
-    log_sigmoid = ops.where(neg, x, ops.zeros_like(x)) - ops.log1p(
-        ops.exp(ops.where(neg, x, -x))
-    )
+    log_sigmoid = ops.where(neg, x, ops.zeros_like(x)) - ops.log1p(ops.exp(ops.where(neg, x, -x)))
     if pos_weight is not None:
         log_sigmoid = log_sigmoid * ((pos_weight - 1) * t + 1)
     return (1 - t) * x - log_sigmoid
@@ -290,7 +292,8 @@ def binary_cross_entropy_with_logits(
         ValueError: ``target`` of another shape, weights that do not broadcast.
 
     Example:
-        >>>         >>> from mscompat.layers import binary_cross_entropy_with_logits
+        >>> import mindspore as ms
+        >>> from mscompat.layers import binary_cross_entropy_with_logits
         >>> round(float(binary_cross_entropy_with_logits(ms.Tensor([0.0]), ms.Tensor([1.0]))), 4)
         0.6931
     """
@@ -324,7 +327,8 @@ class L1Loss(_Loss):
         - input: :math:`(*)`; target: the same; output: scalar, or :math:`(*)` with ``'none'``.
 
     Example:
-        >>>         >>> from mscompat.layers import L1Loss
+        >>> import mindspore as ms
+        >>> from mscompat.layers import L1Loss
         >>> float(L1Loss()(ms.Tensor([1.0, -2.0]), ms.Tensor([0.0, 0.0])))
         1.5
     """
@@ -340,7 +344,8 @@ class MSELoss(_Loss):
         - input: :math:`(*)`; target: the same; output: scalar, or :math:`(*)` with ``'none'``.
 
     Example:
-        >>>         >>> from mscompat.layers import MSELoss
+        >>> import mindspore as ms
+        >>> from mscompat.layers import MSELoss
         >>> float(MSELoss(reduction="sum")(ms.Tensor([1.0, -2.0]), ms.Tensor([0.0, 0.0])))
         5.0
     """
@@ -356,13 +361,18 @@ class SmoothL1Loss(_Loss):
         - input: :math:`(*)`; target: the same; output: scalar, or :math:`(*)` with ``'none'``.
 
     Example:
-        >>>         >>> from mscompat.layers import SmoothL1Loss
+        >>> import mindspore as ms
+        >>> from mscompat.layers import SmoothL1Loss
         >>> float(SmoothL1Loss(beta=2.0)(ms.Tensor([1.0]), ms.Tensor([0.0])))
         0.25
     """
 
     def __init__(
-        self, size_average: Any = None, reduce: Any = None, reduction: str = "mean", beta: float = 1.0
+        self,
+        size_average: Any = None,
+        reduce: Any = None,
+        reduction: str = "mean",
+        beta: float = 1.0,
     ) -> None:
         super().__init__(size_average, reduce, reduction)
         self.beta = check_number(beta, "beta")
@@ -379,7 +389,8 @@ class BCELoss(_Loss):
         - input: :math:`(*)`; target: the same; output: scalar, or :math:`(*)` with ``'none'``.
 
     Example:
-        >>>         >>> from mscompat.layers import BCELoss
+        >>> import mindspore as ms
+        >>> from mscompat.layers import BCELoss
         >>> round(float(BCELoss()(ms.Tensor([0.5]), ms.Tensor([0.0]))), 4)
         0.6931
     """
@@ -405,7 +416,8 @@ class BCEWithLogitsLoss(_Loss):
         - input: :math:`(*)`; target: the same; output: scalar, or :math:`(*)` with ``'none'``.
 
     Example:
-        >>>         >>> from mscompat.layers import BCEWithLogitsLoss
+        >>> import mindspore as ms
+        >>> from mscompat.layers import BCEWithLogitsLoss
         >>> loss = BCEWithLogitsLoss(pos_weight=ms.Tensor([2.0]))
         >>> round(float(loss(ms.Tensor([0.0]), ms.Tensor([1.0]))), 4)
         1.3863
@@ -427,4 +439,3 @@ class BCEWithLogitsLoss(_Loss):
         return binary_cross_entropy_with_logits(
             input, target, self.weight, reduction=self.reduction, pos_weight=self.pos_weight
         )
-

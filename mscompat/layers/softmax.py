@@ -137,7 +137,7 @@ def log_softmax(
     Example:
         >>> import mindspore as ms
         >>> from mscompat.layers import log_softmax
-        >>> log_softmax(ms.Tensor([0.0, 0.0]), dim=0).asnumpy().round(4).tolist()
+        >>> log_softmax(ms.Tensor([0.0, 0.0]), dim=0).asnumpy().astype(float).round(4).tolist()
         [-0.6931, -0.6931]
     """
     return _run("layers.log_softmax", input, dim, dtype, True, False)
@@ -219,7 +219,7 @@ class LogSoftmax(_SoftmaxCell):
     Example:
         >>> import mindspore as ms
         >>> from mscompat.layers import LogSoftmax
-        >>> LogSoftmax(dim=0)(ms.Tensor([0.0, 0.0])).asnumpy().round(4).tolist()
+        >>> LogSoftmax(dim=0)(ms.Tensor([0.0, 0.0])).asnumpy().astype(float).round(4).tolist()
         [-0.6931, -0.6931]
     """
 

@@ -29,9 +29,9 @@ from mscompat.layers.activation import SELU as SELU
 from mscompat.layers.activation import Hardtanh as Hardtanh
 from mscompat.layers.activation import LeakyReLU as LeakyReLU
 from mscompat.layers.activation import PReLU as PReLU
-from mscompat.layers.activation import RReLU as RReLU
 from mscompat.layers.activation import ReLU as ReLU
 from mscompat.layers.activation import ReLU6 as ReLU6
+from mscompat.layers.activation import SiLU as SiLU
 from mscompat.layers.activation import Threshold as Threshold
 from mscompat.layers.activation_smooth import GELU as GELU
 from mscompat.layers.activation_smooth import Hardshrink as Hardshrink
@@ -39,7 +39,6 @@ from mscompat.layers.activation_smooth import Hardsigmoid as Hardsigmoid
 from mscompat.layers.activation_smooth import Hardswish as Hardswish
 from mscompat.layers.activation_smooth import LogSigmoid as LogSigmoid
 from mscompat.layers.activation_smooth import Mish as Mish
-from mscompat.layers.activation_smooth import SiLU as SiLU
 from mscompat.layers.activation_smooth import Sigmoid as Sigmoid
 from mscompat.layers.activation_smooth import Softplus as Softplus
 from mscompat.layers.activation_smooth import Softshrink as Softshrink
@@ -83,6 +82,7 @@ from mscompat.layers.normalization import InstanceNorm2d as InstanceNorm2d
 from mscompat.layers.normalization import InstanceNorm3d as InstanceNorm3d
 from mscompat.layers.normalization import LocalResponseNorm as LocalResponseNorm
 from mscompat.layers.normalization import RMSNorm as RMSNorm
+from mscompat.layers.rrelu import RReLU as RReLU
 from mscompat.layers.softmax import GLU as GLU
 from mscompat.layers.softmax import LogSoftmax as LogSoftmax
 from mscompat.layers.softmax import Softmax as Softmax

@@ -38,10 +38,9 @@ from mscompat.layers.activation import prelu as prelu
 from mscompat.layers.activation import relu as relu
 from mscompat.layers.activation import relu as relu_
 from mscompat.layers.activation import relu6 as relu6
-from mscompat.layers.activation import rrelu as rrelu
-from mscompat.layers.activation import rrelu as rrelu_
 from mscompat.layers.activation import selu as selu
 from mscompat.layers.activation import selu as selu_
+from mscompat.layers.activation import silu as silu
 from mscompat.layers.activation import threshold as threshold
 from mscompat.layers.activation import threshold as threshold_
 from mscompat.layers.activation_smooth import gelu as gelu
@@ -51,7 +50,6 @@ from mscompat.layers.activation_smooth import hardswish as hardswish
 from mscompat.layers.activation_smooth import logsigmoid as logsigmoid
 from mscompat.layers.activation_smooth import mish as mish
 from mscompat.layers.activation_smooth import sigmoid as sigmoid
-from mscompat.layers.activation_smooth import silu as silu
 from mscompat.layers.activation_smooth import softplus as softplus
 from mscompat.layers.activation_smooth import softshrink as softshrink
 from mscompat.layers.activation_smooth import softsign as softsign
@@ -94,6 +92,8 @@ from mscompat.layers.loss_triplet import (
 from mscompat.layers.normalization import instance_norm as instance_norm
 from mscompat.layers.normalization import local_response_norm as local_response_norm
 from mscompat.layers.normalization import rms_norm as rms_norm
+from mscompat.layers.rrelu import rrelu as rrelu
+from mscompat.layers.rrelu import rrelu as rrelu_
 from mscompat.layers.softmax import glu as glu
 from mscompat.layers.softmax import log_softmax as log_softmax
 from mscompat.layers.softmax import softmax as softmax

@@ -53,14 +53,20 @@ _ROWS: Dict[str, Row] = {
         _EDGES,
         (({"lower": 0.5, "upper": 0.1}, ValueError, "lower must be <= upper"),),
     ),
-    "gelu": (({}, {"approximate": "tanh"}), (-3.0,), (-30.0, -0.0, 0.0, 25.0, np.nan), (
-        ({"approximate": "exact"}, ValueError, "approximate must be"),
-    )),
+    "gelu": (
+        ({}, {"approximate": "tanh"}),
+        (-3.0,),
+        (-30.0, -0.0, 0.0, 25.0, np.nan),
+        (({"approximate": "exact"}, ValueError, "approximate must be"),),
+    ),
     "silu": (({},), (0.0,), _EDGES[1:-2] + (np.nan,), ()),
     "mish": (({},), (0.0, 30.0), _EDGES[1:], ()),
-    "softplus": (({}, {"beta": 2.0, "threshold": 5.0}), (2.5, 20.0), _EDGES, (
-        ({"beta": 0.0}, ValueError, "beta must not be 0"),
-    )),
+    "softplus": (
+        ({}, {"beta": 2.0, "threshold": 5.0}),
+        (2.5, 20.0),
+        _EDGES,
+        (({"beta": 0.0}, ValueError, "beta must not be 0"),),
+    ),
     "softsign": (({},), (0.0,), _EDGES, ()),
     "logsigmoid": (({},), (0.0, -100.0, 100.0), _EDGES, ()),
     "sigmoid": (({},), (0.0, -100.0), _EDGES, ()),
@@ -68,9 +74,12 @@ _ROWS: Dict[str, Row] = {
     "hardsigmoid": (({},), (-3.0, 3.0, 0.0), _EDGES, ()),
     "hardswish": (({},), (-3.0, 3.0, 0.0), _EDGES, ()),
     "hardshrink": (({}, {"lambd": 1.0}), (-0.5, 0.5), _EDGES, ()),
-    "softshrink": (({}, {"lambd": 1.0}), (-0.5, 0.5), _EDGES, (
-        ({"lambd": -1.0}, ValueError, "lambd must be >= 0"),
-    )),
+    "softshrink": (
+        ({}, {"lambd": 1.0}),
+        (-0.5, 0.5),
+        _EDGES,
+        (({"lambd": -1.0}, ValueError, "lambd must be >= 0"),),
+    ),
     "tanhshrink": (({},), (0.0,), _EDGES, ()),
 }
 
@@ -109,7 +118,7 @@ def _errors(row: Row) -> Callable[[], Iterator[ErrorInput]]:
 
 
 def _entry(name: str, row: Row) -> OpInfo:
-    apis = (f"torch.nn.functional.{name}",)
+    apis: Tuple[str, ...] = (f"torch.nn.functional.{name}",)
     if name in ("relu", "elu", "hardtanh", "threshold", "leaky_relu", "celu", "selu", "rrelu"):
         apis += (f"torch.nn.functional.{name}_",)  # the non-mutating alias (see _pointwise)
     opinfo = "nn.functional." + name

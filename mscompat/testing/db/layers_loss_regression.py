@@ -83,8 +83,10 @@ def _bce_logits_samples(dtype: str, rng: np.random.Generator) -> Iterator[Sample
 
 def _cell(name: str, init: Dict[str, Any], probabilities: bool = False) -> OpInfo:
     def samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
-        x = rng.uniform(0.1, 0.9, (2, 3)).astype(dtype) if probabilities else normal(
-            rng, (2, 3), dtype
+        x = (
+            rng.uniform(0.1, 0.9, (2, 3)).astype(dtype)
+            if probabilities
+            else normal(rng, (2, 3), dtype)
         )
         y = (rng.uniform(size=(2, 3)) < 0.5).astype(dtype)
         yield SampleInput((x, y), init_kwargs=init, name=str(list(init)))
@@ -102,6 +104,8 @@ def _cell(name: str, init: Dict[str, Any], probabilities: bool = False) -> OpInf
         errors,
         is_cell=True,
         dtypes=("float32",),  # configuration only: the function's entry covers the dtypes
+        grad_argnums=(),  # and the gradients
+        supports_graph=False,  # graph mode: tests/test_layers_act.py, one compilation
     )
     entry.ref = torch_module(f"torch.nn.{name}")
     return entry
@@ -118,6 +122,7 @@ def _entry(name: str, samples: Any, errors: Any, grad: Tuple[int, ...], **extra:
         tolerance_overrides=HALF,
         bench_input=bench((1000, 1000), np.zeros((1000, 1000), np.float32)),
         torch_opinfo=(TorchOpInfo(f"nn.functional.{name}", stride=2, skip_dtypes=_SKIP),),
+        supports_graph=False,  # graph mode: tests/test_layers_act.py, one compilation
         **extra,
     )
 
