@@ -48,13 +48,10 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 
 
 def _clamp(w: Tensor, low: float, high: float) -> Tensor:
-    # PyTorch's hardtanh: a bound at or beyond it; the gradient flows strictly inside (its
-    # vectorised backward: 0 at the bounds and at NaN, which the forward passes through)
+    # PyTorch's hardtanh: a bound at or beyond it (gradient 0 there); NaN passes through with
+    # its gradient (PyTorch's elementwise backward, which small tensors take)
     lo, hi = const(low, w.dtype), const(high, w.dtype)
-    inside = ops.logical_and(w > lo, w < hi)
-    return ops.where(
-        inside, w, ops.where(w <= lo, lo, ops.where(w >= hi, hi, ops.stop_gradient(w)))
-    )
+    return ops.where(w <= lo, lo, ops.where(w >= hi, hi, w))
 
 
 def _exp_branch(w: Tensor, alpha: float, scale: float, input_divisor: float) -> Tensor:
@@ -261,6 +258,8 @@ def _prelu_composite(x: Tensor, weight: Tensor) -> Tensor:
     a = weight.astype(w.dtype)
     if x.ndim >= 2 and weight.size > 1:
         a = a.reshape((weight.size,) + (1,) * (x.ndim - 2))
+    elif x.ndim == 0:
+        a = a.reshape(())
     return ops.where(w > 0, w, w * a).astype(x.dtype)
 
 

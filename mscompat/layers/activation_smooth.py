@@ -134,17 +134,18 @@ def _hardswish(w: Tensor) -> Tensor:
 
 @register_activation("hardshrink", mint_fn("hardshrink"))
 def _hardshrink(w: Tensor, lambd: float) -> Tensor:
-    # gradient where |x| > lambd (PyTorch's vectorised backward: 0 at NaN too)
+    # PyTorch: (x >= -l && x <= l) ? 0 : x, NaN passing with its gradient
     lam = const(lambd, w.dtype)
-    keep = ops.logical_or(w < -lam, w > lam)
-    return ops.where(keep, w, ops.where(ops.isnan(w), ops.stop_gradient(w), ops.zeros_like(w)))
+    return ops.where(ops.logical_and(w >= -lam, w <= lam), ops.zeros_like(w), w)
 
 
 @register_activation("softshrink", mint_fn("softshrink"))
 def _softshrink(w: Tensor, lambd: float) -> Tensor:
-    # PyTorch: x > l ? x - l : (x < -l ? x + l : x * 0) (NaN stays NaN)
+    # PyTorch: x > l ? x - l : (x < -l ? x + l : 0); NaN stays NaN with gradient 1 (its
+    # elementwise backward: 0 only where -l <= x <= l)
     lam = const(lambd, w.dtype)
-    return ops.where(w > lam, w - lam, ops.where(w < -lam, w + lam, w * 0))
+    inside = ops.logical_and(w >= -lam, w <= lam)
+    return ops.where(inside, w * 0, ops.where(w > lam, w - lam, w + lam))
 
 
 @register_activation("tanhshrink", None)
