@@ -21,7 +21,7 @@ from mscompat.testing.opinfo import (
     TorchOpInfo,
 )
 
-__all__ = ["OPS"]
+__all__ = ["OPS", "config_cell_entry"]
 
 _EDGES = (-np.inf, -30.0, -0.0, 0.0, 25.0, np.inf, np.nan)
 _NOT_FLOAT = {d: "integer input: these activations take float tensors" for d in ("int32", "int64")}
@@ -263,6 +263,13 @@ def _cell(name: str, init: Dict[str, Any]) -> OpInfo:
         )
 
     samples.__name__ = f"{name}_samples"
+    return config_cell_entry(name, samples, errors)
+
+
+def config_cell_entry(name: str, samples: Any, errors: Any) -> OpInfo:
+    """The entry of Cell ``mscompat.layers.<name>`` against ``torch.nn.<name>``: float32
+    forward in PyNative only, its function's entry covers the dtypes and gradients and
+    ``tests/test_layers_act.py`` compiles every Cell in one graph (the suite's time budget)."""
     entry = torch_entry(
         f"layers.{name}",
         getattr(L, name),
@@ -270,9 +277,9 @@ def _cell(name: str, init: Dict[str, Any]) -> OpInfo:
         samples,
         errors,
         is_cell=True,
-        dtypes=("float32",),  # configuration only: the function's entry covers the dtypes
-        grad_argnums=(),  # and the gradients
-        supports_graph=False,  # graph mode: tests/test_layers_act.py compiles them all at once
+        dtypes=("float32",),
+        grad_argnums=(),
+        supports_graph=False,
     )
     entry.ref = torch_module(f"torch.nn.{name}")
     return entry

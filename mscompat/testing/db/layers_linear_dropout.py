@@ -16,7 +16,8 @@ import numpy as np
 
 from mscompat import layers as L
 from mscompat.testing.db._common import bench, every_dtype_first, normal, torch_entry
-from mscompat.testing.db.layers_loss_classification import HALF, torch_module
+from mscompat.testing.db.layers_activation import config_cell_entry
+from mscompat.testing.db.layers_loss_classification import HALF
 from mscompat.testing.opinfo import ErrorInput, OpInfo, SampleInput, TorchOpInfo
 
 __all__ = ["OPS"]
@@ -66,20 +67,7 @@ def _bilinear_errors() -> Iterator[ErrorInput]:
 # ----------------------------------------------------------------------------- Cells
 
 
-def _cell_entry(name: str, samples: Any, errors: Any) -> OpInfo:
-    entry = torch_entry(
-        f"layers.{name}",
-        getattr(L, name),
-        f"torch.nn.{name}",
-        samples,
-        errors,
-        is_cell=True,
-        dtypes=("float32",),  # configuration only: the function's entry covers the dtypes
-        grad_argnums=(),  # and the gradients
-        supports_graph=False,  # graph mode: tests/test_layers_act.py, one compilation
-    )
-    entry.ref = torch_module(f"torch.nn.{name}")
-    return entry
+_cell_entry = config_cell_entry
 
 
 def _linear_cell_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:

@@ -9,7 +9,8 @@ import numpy as np
 
 from mscompat import layers as L
 from mscompat.testing.db._common import bench, every_dtype_first, normal, torch_entry
-from mscompat.testing.db.layers_loss_classification import HALF, HALF_SKIP, torch_module
+from mscompat.testing.db.layers_activation import config_cell_entry
+from mscompat.testing.db.layers_loss_classification import HALF, HALF_SKIP
 from mscompat.testing.opinfo import ErrorInput, OpInfo, SampleInput, TorchOpInfo
 
 __all__ = ["OPS"]
@@ -96,19 +97,7 @@ def _cell(name: str, init: Dict[str, Any], probabilities: bool = False) -> OpInf
         yield ErrorInput(SampleInput((_X, _X), init_kwargs=bad), ValueError, "reduction must be")
 
     samples.__name__ = f"{name}_samples"
-    entry = torch_entry(
-        f"layers.{name}",
-        getattr(L, name),
-        f"torch.nn.{name}",
-        samples,
-        errors,
-        is_cell=True,
-        dtypes=("float32",),  # configuration only: the function's entry covers the dtypes
-        grad_argnums=(),  # and the gradients
-        supports_graph=False,  # graph mode: tests/test_layers_act.py, one compilation
-    )
-    entry.ref = torch_module(f"torch.nn.{name}")
-    return entry
+    return config_cell_entry(name, samples, errors)
 
 
 def _entry(name: str, samples: Any, errors: Any, grad: Tuple[int, ...], **extra: Any) -> OpInfo:
