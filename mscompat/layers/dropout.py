@@ -19,6 +19,7 @@ from typing import Any
 
 import mindspore as ms
 from mindspore import Tensor, mint, nn, ops
+from mindspore.ops import constexpr
 
 from mscompat._checks import check_bool, check_float_tensor, check_number
 from mscompat.custom_ops.registry import call, register
@@ -108,13 +109,20 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     return _run(input, p, training, inplace, False, False)
 
 
+@constexpr
+def _warn_dims(fn: str, ndim: int) -> bool:
+    # in Python at compile time under ms.jit (the graph cannot call warnings)
+    warnings.warn(f"{fn}: received a {ndim}-D input (expected 4-D or 5-D)", stacklevel=4)
+    return True
+
+
 def _channel_dropout(input: Any, p: float, training: bool, inplace: bool, dims: int) -> Tensor:
     x = check_float_tensor(input, "input")
     fn = f"dropout{dims}d"
     if dims == 1 and x.ndim not in (2, 3):
         raise ValueError(f"dropout1d: expected a 2-D or 3-D input, but got {x.ndim}-D")
     if dims == 3 and x.ndim not in (4, 5):
-        warnings.warn(f"{fn}: received a {x.ndim}-D input (expected 4-D or 5-D)", stacklevel=3)
+        _warn_dims(fn, x.ndim)
     unbatched = (dims == 1 and x.ndim == 2) or (dims == 3 and x.ndim != 5)
     if unbatched:
         x = x.expand_dims(0)
