@@ -18,15 +18,22 @@ from mscompat.layers.activation import ReLU6 as ReLU6
 from mscompat.layers.activation import SiLU as SiLU
 from mscompat.layers.activation import Threshold as Threshold
 from mscompat.layers.activation import celu as celu
+from mscompat.layers.activation import celu_ as celu_
 from mscompat.layers.activation import elu as elu
+from mscompat.layers.activation import elu_ as elu_
 from mscompat.layers.activation import hardtanh as hardtanh
+from mscompat.layers.activation import hardtanh_ as hardtanh_
 from mscompat.layers.activation import leaky_relu as leaky_relu
+from mscompat.layers.activation import leaky_relu_ as leaky_relu_
 from mscompat.layers.activation import prelu as prelu
 from mscompat.layers.activation import relu as relu
 from mscompat.layers.activation import relu6 as relu6
+from mscompat.layers.activation import relu_ as relu_
 from mscompat.layers.activation import selu as selu
+from mscompat.layers.activation import selu_ as selu_
 from mscompat.layers.activation import silu as silu
 from mscompat.layers.activation import threshold as threshold
+from mscompat.layers.activation import threshold_ as threshold_
 from mscompat.layers.activation_smooth import GELU as GELU
 from mscompat.layers.activation_smooth import Hardshrink as Hardshrink
 from mscompat.layers.activation_smooth import Hardsigmoid as Hardsigmoid
@@ -127,6 +134,7 @@ from mscompat.layers.normalization import local_response_norm as local_response_
 from mscompat.layers.normalization import rms_norm as rms_norm
 from mscompat.layers.rrelu import RReLU as RReLU
 from mscompat.layers.rrelu import rrelu as rrelu
+from mscompat.layers.rrelu import rrelu_ as rrelu_
 from mscompat.layers.softmax import GLU as GLU
 from mscompat.layers.softmax import LogSoftmax as LogSoftmax
 from mscompat.layers.softmax import Softmax as Softmax
@@ -149,15 +157,16 @@ __all__: List[str] = [
     "SoftMarginLoss", "Softmax", "Softmin", "Softplus", "Softshrink", "Softsign", "Tanh",
     "Tanhshrink", "Threshold", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
     "alpha_dropout", "bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits", "celu",
-    "cosine_embedding_loss", "cross_entropy", "dropout", "dropout1d", "dropout2d", "dropout3d",
-    "elu", "embedding", "embedding_bag", "feature_alpha_dropout", "gaussian_nll_loss", "gelu",
-    "glu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "hinge_embedding_loss",
-    "huber_loss", "instance_norm", "kl_div", "l1_loss", "leaky_relu", "linear",
-    "local_response_norm", "log_softmax", "logsigmoid", "margin_ranking_loss", "mish", "mse_loss",
-    "multi_margin_loss", "multilabel_margin_loss", "nll_loss", "poisson_nll_loss", "prelu", "relu",
-    "relu6", "rms_norm", "rrelu", "scaled_dot_product_attention", "selu", "sigmoid", "silu",
-    "smooth_l1_loss", "soft_margin_loss", "softmax", "softmin", "softplus", "softshrink",
-    "softsign", "tanh", "tanhshrink", "threshold", "triplet_margin_loss",
+    "celu_", "cosine_embedding_loss", "cross_entropy", "dropout", "dropout1d", "dropout2d",
+    "dropout3d", "elu", "elu_", "embedding", "embedding_bag", "feature_alpha_dropout",
+    "gaussian_nll_loss", "gelu", "glu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh",
+    "hardtanh_", "hinge_embedding_loss", "huber_loss", "instance_norm", "kl_div", "l1_loss",
+    "leaky_relu", "leaky_relu_", "linear", "local_response_norm", "log_softmax", "logsigmoid",
+    "margin_ranking_loss", "mish", "mse_loss", "multi_margin_loss", "multilabel_margin_loss",
+    "nll_loss", "poisson_nll_loss", "prelu", "relu", "relu6", "relu_", "rms_norm", "rrelu",
+    "rrelu_", "scaled_dot_product_attention", "selu", "selu_", "sigmoid", "silu", "smooth_l1_loss",
+    "soft_margin_loss", "softmax", "softmin", "softplus", "softshrink", "softsign", "tanh",
+    "tanhshrink", "threshold", "threshold_", "triplet_margin_loss",
     "triplet_margin_with_distance_loss",
 ]
 # fmt: on

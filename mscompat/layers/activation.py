@@ -32,15 +32,22 @@ __all__ = [
     "SiLU",
     "Threshold",
     "celu",
+    "celu_",
     "elu",
+    "elu_",
     "hardtanh",
+    "hardtanh_",
     "leaky_relu",
+    "leaky_relu_",
     "prelu",
     "relu",
+    "relu_",
     "relu6",
     "selu",
+    "selu_",
     "silu",
     "threshold",
+    "threshold_",
 ]
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -517,3 +524,13 @@ class PReLU(nn.Cell):
 
 def _dtype(dtype: Optional[Any]) -> Any:
     return ms.float32 if dtype is None else dtype
+
+
+# PyTorch's in-place names: the same functions (a new Tensor is returned, see _pointwise)
+relu_ = relu
+elu_ = elu
+hardtanh_ = hardtanh
+threshold_ = threshold
+leaky_relu_ = leaky_relu
+celu_ = celu
+selu_ = selu

@@ -14,7 +14,7 @@ from mscompat._checks import check_bool
 from mscompat.custom_ops.registry import register
 from mscompat.layers._pointwise import apply, const, number
 
-__all__ = ["RReLU", "rrelu"]
+__all__ = ["RReLU", "rrelu", "rrelu_"]
 
 
 @register("layers.rrelu", "composite", note="uniform slopes from MindSpore's seeded generator")
@@ -82,3 +82,6 @@ class RReLU(nn.Cell):
 
     def construct(self, input: Tensor) -> Tensor:
         return rrelu(input, self.lower, self.upper, self.training)
+
+
+rrelu_ = rrelu  # PyTorch's in-place name: the same function (a new Tensor is returned)
