@@ -53,12 +53,12 @@ def linear(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tens
     """Affine map :math:`y = x W^T + b`, as :func:`torch.nn.functional.linear`.
 
     Args:
-        input (Tensor[*, in_features]): float16, float32 or float64.
+        input (Tensor[..., in_features]): float16, float32 or float64.
         weight (Tensor[out_features, in_features] or Tensor[in_features]): PyTorch's layout.
         bias (Tensor[out_features], optional).
 
     Returns:
-        Tensor[*, out_features] (``Tensor[*]`` for a 1-D weight), input's dtype.
+        Tensor: ``(..., out_features)`` (``(...)`` for a 1-D weight), input's dtype.
 
     Raises:
         TypeError: non-float Tensors. ValueError: ``in_features`` differ, a bias of another
@@ -111,13 +111,13 @@ def bilinear(
     """Bilinear map :math:`y_o = x_1^T A_o x_2 + b_o`, as :func:`torch.nn.functional.bilinear`.
 
     Args:
-        input1 (Tensor[*, in1_features]): float16, float32 or float64.
-        input2 (Tensor[*, in2_features]): the same leading dims.
+        input1 (Tensor[..., in1_features]): float16, float32 or float64.
+        input2 (Tensor[..., in2_features]): the same leading dims.
         weight (Tensor[out_features, in1_features, in2_features]).
         bias (Tensor[out_features], optional).
 
     Returns:
-        Tensor[*, out_features], input1's dtype.
+        Tensor: ``(..., out_features)``, input1's dtype.
 
     Raises:
         ValueError: shapes that do not match.
