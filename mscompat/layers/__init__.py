@@ -7,6 +7,57 @@ transposed convolution and pooling.
 # the __all__ of each public module of this package
 from typing import List
 
+from mscompat.layers.activation import CELU as CELU
+from mscompat.layers.activation import ELU as ELU
+from mscompat.layers.activation import SELU as SELU
+from mscompat.layers.activation import Hardtanh as Hardtanh
+from mscompat.layers.activation import LeakyReLU as LeakyReLU
+from mscompat.layers.activation import PReLU as PReLU
+from mscompat.layers.activation import ReLU as ReLU
+from mscompat.layers.activation import ReLU6 as ReLU6
+from mscompat.layers.activation import SiLU as SiLU
+from mscompat.layers.activation import Threshold as Threshold
+from mscompat.layers.activation import celu as celu
+from mscompat.layers.activation import celu_ as celu_
+from mscompat.layers.activation import elu as elu
+from mscompat.layers.activation import elu_ as elu_
+from mscompat.layers.activation import hardtanh as hardtanh
+from mscompat.layers.activation import hardtanh_ as hardtanh_
+from mscompat.layers.activation import leaky_relu as leaky_relu
+from mscompat.layers.activation import leaky_relu_ as leaky_relu_
+from mscompat.layers.activation import prelu as prelu
+from mscompat.layers.activation import relu as relu
+from mscompat.layers.activation import relu6 as relu6
+from mscompat.layers.activation import relu_ as relu_
+from mscompat.layers.activation import selu as selu
+from mscompat.layers.activation import selu_ as selu_
+from mscompat.layers.activation import silu as silu
+from mscompat.layers.activation import threshold as threshold
+from mscompat.layers.activation import threshold_ as threshold_
+from mscompat.layers.activation_smooth import GELU as GELU
+from mscompat.layers.activation_smooth import Hardshrink as Hardshrink
+from mscompat.layers.activation_smooth import Hardsigmoid as Hardsigmoid
+from mscompat.layers.activation_smooth import Hardswish as Hardswish
+from mscompat.layers.activation_smooth import LogSigmoid as LogSigmoid
+from mscompat.layers.activation_smooth import Mish as Mish
+from mscompat.layers.activation_smooth import Sigmoid as Sigmoid
+from mscompat.layers.activation_smooth import Softplus as Softplus
+from mscompat.layers.activation_smooth import Softshrink as Softshrink
+from mscompat.layers.activation_smooth import Softsign as Softsign
+from mscompat.layers.activation_smooth import Tanh as Tanh
+from mscompat.layers.activation_smooth import Tanhshrink as Tanhshrink
+from mscompat.layers.activation_smooth import gelu as gelu
+from mscompat.layers.activation_smooth import hardshrink as hardshrink
+from mscompat.layers.activation_smooth import hardsigmoid as hardsigmoid
+from mscompat.layers.activation_smooth import hardswish as hardswish
+from mscompat.layers.activation_smooth import logsigmoid as logsigmoid
+from mscompat.layers.activation_smooth import mish as mish
+from mscompat.layers.activation_smooth import sigmoid as sigmoid
+from mscompat.layers.activation_smooth import softplus as softplus
+from mscompat.layers.activation_smooth import softshrink as softshrink
+from mscompat.layers.activation_smooth import softsign as softsign
+from mscompat.layers.activation_smooth import tanh as tanh
+from mscompat.layers.activation_smooth import tanhshrink as tanhshrink
 from mscompat.layers.attention import scaled_dot_product_attention as scaled_dot_product_attention
 from mscompat.layers.conv import conv1d as conv1d
 from mscompat.layers.conv import conv2d as conv2d
@@ -26,6 +77,18 @@ from mscompat.layers.batch_norm import BatchNorm1d as BatchNorm1d
 from mscompat.layers.batch_norm import BatchNorm2d as BatchNorm2d
 from mscompat.layers.batch_norm import BatchNorm3d as BatchNorm3d
 from mscompat.layers.batch_norm import batch_norm as batch_norm
+from mscompat.layers.dropout import AlphaDropout as AlphaDropout
+from mscompat.layers.dropout import Dropout as Dropout
+from mscompat.layers.dropout import Dropout1d as Dropout1d
+from mscompat.layers.dropout import Dropout2d as Dropout2d
+from mscompat.layers.dropout import Dropout3d as Dropout3d
+from mscompat.layers.dropout import FeatureAlphaDropout as FeatureAlphaDropout
+from mscompat.layers.dropout import alpha_dropout as alpha_dropout
+from mscompat.layers.dropout import dropout as dropout
+from mscompat.layers.dropout import dropout1d as dropout1d
+from mscompat.layers.dropout import dropout2d as dropout2d
+from mscompat.layers.dropout import dropout3d as dropout3d
+from mscompat.layers.dropout import feature_alpha_dropout as feature_alpha_dropout
 from mscompat.layers.embedding import Embedding as Embedding
 from mscompat.layers.embedding import EmbeddingBag as EmbeddingBag
 from mscompat.layers.embedding import embedding as embedding
@@ -35,6 +98,11 @@ from mscompat.layers.layer_norm import LayerNorm as LayerNorm
 from mscompat.layers.layer_norm import group_norm as group_norm
 from mscompat.layers.layer_norm import layer_norm as layer_norm
 from mscompat.layers.layer_norm import normalize as normalize
+from mscompat.layers.linear import Bilinear as Bilinear
+from mscompat.layers.linear import Identity as Identity
+from mscompat.layers.linear import Linear as Linear
+from mscompat.layers.linear import bilinear as bilinear
+from mscompat.layers.linear import linear as linear
 from mscompat.layers.loss_classification import CrossEntropyLoss as CrossEntropyLoss
 from mscompat.layers.loss_classification import NLLLoss as NLLLoss
 from mscompat.layers.loss_classification import cross_entropy as cross_entropy
@@ -57,6 +125,18 @@ from mscompat.layers.loss_margin import margin_ranking_loss as margin_ranking_lo
 from mscompat.layers.loss_margin import multi_margin_loss as multi_margin_loss
 from mscompat.layers.loss_margin import multilabel_margin_loss as multilabel_margin_loss
 from mscompat.layers.loss_margin import soft_margin_loss as soft_margin_loss
+from mscompat.layers.loss_regression import BCELoss as BCELoss
+from mscompat.layers.loss_regression import BCEWithLogitsLoss as BCEWithLogitsLoss
+from mscompat.layers.loss_regression import L1Loss as L1Loss
+from mscompat.layers.loss_regression import MSELoss as MSELoss
+from mscompat.layers.loss_regression import SmoothL1Loss as SmoothL1Loss
+from mscompat.layers.loss_regression import binary_cross_entropy as binary_cross_entropy
+from mscompat.layers.loss_regression import (
+    binary_cross_entropy_with_logits as binary_cross_entropy_with_logits,
+)
+from mscompat.layers.loss_regression import l1_loss as l1_loss
+from mscompat.layers.loss_regression import mse_loss as mse_loss
+from mscompat.layers.loss_regression import smooth_l1_loss as smooth_l1_loss
 from mscompat.layers.loss_triplet import CosineEmbeddingLoss as CosineEmbeddingLoss
 from mscompat.layers.loss_triplet import TripletMarginLoss as TripletMarginLoss
 from mscompat.layers.loss_triplet import (
@@ -120,6 +200,41 @@ __all__: List[str] = [
     "kl_div", "layer_norm", "local_response_norm", "margin_ranking_loss", "multi_margin_loss",
     "multilabel_margin_loss", "nll_loss", "normalize", "pad", "poisson_nll_loss", "rms_norm",
     "scaled_dot_product_attention", "soft_margin_loss", "triplet_margin_loss",
+from mscompat.layers.rrelu import RReLU as RReLU
+from mscompat.layers.rrelu import rrelu as rrelu
+from mscompat.layers.rrelu import rrelu_ as rrelu_
+from mscompat.layers.softmax import GLU as GLU
+from mscompat.layers.softmax import LogSoftmax as LogSoftmax
+from mscompat.layers.softmax import Softmax as Softmax
+from mscompat.layers.softmax import Softmin as Softmin
+from mscompat.layers.softmax import glu as glu
+from mscompat.layers.softmax import log_softmax as log_softmax
+from mscompat.layers.softmax import softmax as softmax
+from mscompat.layers.softmax import softmin as softmin
+
+# fmt: off
+__all__: List[str] = [
+    "AlphaDropout", "BCELoss", "BCEWithLogitsLoss", "Bilinear", "CELU", "CosineEmbeddingLoss",
+    "CrossEntropyLoss", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "ELU", "Embedding",
+    "EmbeddingBag", "FeatureAlphaDropout", "GELU", "GLU", "GaussianNLLLoss", "Hardshrink",
+    "Hardsigmoid", "Hardswish", "Hardtanh", "HingeEmbeddingLoss", "HuberLoss", "Identity",
+    "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "KLDivLoss", "L1Loss", "LeakyReLU",
+    "Linear", "LocalResponseNorm", "LogSigmoid", "LogSoftmax", "MSELoss", "MarginRankingLoss",
+    "Mish", "MultiLabelMarginLoss", "MultiMarginLoss", "NLLLoss", "PReLU", "PoissonNLLLoss",
+    "RMSNorm", "RReLU", "ReLU", "ReLU6", "SELU", "SiLU", "Sigmoid", "SmoothL1Loss",
+    "SoftMarginLoss", "Softmax", "Softmin", "Softplus", "Softshrink", "Softsign", "Tanh",
+    "Tanhshrink", "Threshold", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
+    "alpha_dropout", "bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits", "celu",
+    "celu_", "cosine_embedding_loss", "cross_entropy", "dropout", "dropout1d", "dropout2d",
+    "dropout3d", "elu", "elu_", "embedding", "embedding_bag", "feature_alpha_dropout",
+    "gaussian_nll_loss", "gelu", "glu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh",
+    "hardtanh_", "hinge_embedding_loss", "huber_loss", "instance_norm", "kl_div", "l1_loss",
+    "leaky_relu", "leaky_relu_", "linear", "local_response_norm", "log_softmax", "logsigmoid",
+    "margin_ranking_loss", "mish", "mse_loss", "multi_margin_loss", "multilabel_margin_loss",
+    "nll_loss", "poisson_nll_loss", "prelu", "relu", "relu6", "relu_", "rms_norm", "rrelu",
+    "rrelu_", "scaled_dot_product_attention", "selu", "selu_", "sigmoid", "silu", "smooth_l1_loss",
+    "soft_margin_loss", "softmax", "softmin", "softplus", "softshrink", "softsign", "tanh",
+    "tanhshrink", "threshold", "threshold_", "triplet_margin_loss",
     "triplet_margin_with_distance_loss",
 ]
 # fmt: on

@@ -37,6 +37,39 @@ from mscompat.layers.embedding import Embedding as Embedding
 from mscompat.layers.embedding import EmbeddingBag as EmbeddingBag
 from mscompat.layers.layer_norm import GroupNorm as GroupNorm
 from mscompat.layers.layer_norm import LayerNorm as LayerNorm
+from mscompat.layers.activation import CELU as CELU
+from mscompat.layers.activation import ELU as ELU
+from mscompat.layers.activation import SELU as SELU
+from mscompat.layers.activation import Hardtanh as Hardtanh
+from mscompat.layers.activation import LeakyReLU as LeakyReLU
+from mscompat.layers.activation import PReLU as PReLU
+from mscompat.layers.activation import ReLU as ReLU
+from mscompat.layers.activation import ReLU6 as ReLU6
+from mscompat.layers.activation import SiLU as SiLU
+from mscompat.layers.activation import Threshold as Threshold
+from mscompat.layers.activation_smooth import GELU as GELU
+from mscompat.layers.activation_smooth import Hardshrink as Hardshrink
+from mscompat.layers.activation_smooth import Hardsigmoid as Hardsigmoid
+from mscompat.layers.activation_smooth import Hardswish as Hardswish
+from mscompat.layers.activation_smooth import LogSigmoid as LogSigmoid
+from mscompat.layers.activation_smooth import Mish as Mish
+from mscompat.layers.activation_smooth import Sigmoid as Sigmoid
+from mscompat.layers.activation_smooth import Softplus as Softplus
+from mscompat.layers.activation_smooth import Softshrink as Softshrink
+from mscompat.layers.activation_smooth import Softsign as Softsign
+from mscompat.layers.activation_smooth import Tanh as Tanh
+from mscompat.layers.activation_smooth import Tanhshrink as Tanhshrink
+from mscompat.layers.dropout import AlphaDropout as AlphaDropout
+from mscompat.layers.dropout import Dropout as Dropout
+from mscompat.layers.dropout import Dropout1d as Dropout1d
+from mscompat.layers.dropout import Dropout2d as Dropout2d
+from mscompat.layers.dropout import Dropout3d as Dropout3d
+from mscompat.layers.dropout import FeatureAlphaDropout as FeatureAlphaDropout
+from mscompat.layers.embedding import Embedding as Embedding
+from mscompat.layers.embedding import EmbeddingBag as EmbeddingBag
+from mscompat.layers.linear import Bilinear as Bilinear
+from mscompat.layers.linear import Identity as Identity
+from mscompat.layers.linear import Linear as Linear
 from mscompat.layers.loss_classification import CrossEntropyLoss as CrossEntropyLoss
 from mscompat.layers.loss_classification import NLLLoss as NLLLoss
 from mscompat.layers.loss_divergence import GaussianNLLLoss as GaussianNLLLoss
@@ -48,6 +81,11 @@ from mscompat.layers.loss_margin import MarginRankingLoss as MarginRankingLoss
 from mscompat.layers.loss_margin import MultiLabelMarginLoss as MultiLabelMarginLoss
 from mscompat.layers.loss_margin import MultiMarginLoss as MultiMarginLoss
 from mscompat.layers.loss_margin import SoftMarginLoss as SoftMarginLoss
+from mscompat.layers.loss_regression import BCELoss as BCELoss
+from mscompat.layers.loss_regression import BCEWithLogitsLoss as BCEWithLogitsLoss
+from mscompat.layers.loss_regression import L1Loss as L1Loss
+from mscompat.layers.loss_regression import MSELoss as MSELoss
+from mscompat.layers.loss_regression import SmoothL1Loss as SmoothL1Loss
 from mscompat.layers.loss_triplet import CosineEmbeddingLoss as CosineEmbeddingLoss
 from mscompat.layers.loss_triplet import TripletMarginLoss as TripletMarginLoss
 from mscompat.layers.loss_triplet import (
@@ -74,6 +112,11 @@ from mscompat.layers.padding import ReplicationPad3d as ReplicationPad3d
 from mscompat.layers.padding import ZeroPad1d as ZeroPad1d
 from mscompat.layers.padding import ZeroPad2d as ZeroPad2d
 from mscompat.layers.padding import ZeroPad3d as ZeroPad3d
+from mscompat.layers.rrelu import RReLU as RReLU
+from mscompat.layers.softmax import GLU as GLU
+from mscompat.layers.softmax import LogSoftmax as LogSoftmax
+from mscompat.layers.softmax import Softmax as Softmax
+from mscompat.layers.softmax import Softmin as Softmin
 
 # mscompat.nn.functional is reachable from mscompat.nn as torch.nn.functional is
 from mscompat.nn import functional as functional
@@ -118,6 +161,17 @@ __all__: List[str] = [
     "MarginRankingLoss", "MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d",
     "MaxUnpool3d", "MultiLabelMarginLoss", "MultiMarginLoss", "MultiheadAttention", "NLLLoss",
     "PairwiseDistance", "PoissonNLLLoss", "RMSNorm", "SoftMarginLoss", "TripletMarginLoss",
+    "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "AlphaDropout", "BCELoss", "BCEWithLogitsLoss",
+    "Bilinear", "CELU", "CosineEmbeddingLoss", "CrossEntropyLoss", "Dropout", "Dropout1d",
+    "Dropout2d", "Dropout3d", "ELU", "Embedding", "EmbeddingBag", "FeatureAlphaDropout", "Flatten",
+    "Fold", "GELU", "GLU", "GaussianNLLLoss", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh",
+    "HingeEmbeddingLoss", "HuberLoss", "Identity", "InstanceNorm1d", "InstanceNorm2d",
+    "InstanceNorm3d", "KLDivLoss", "L1Loss", "LeakyReLU", "Linear", "LocalResponseNorm",
+    "LogSigmoid", "LogSoftmax", "MSELoss", "MarginRankingLoss", "MaxPool1d", "MaxPool2d",
+    "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "Mish", "MultiLabelMarginLoss",
+    "MultiMarginLoss", "NLLLoss", "PReLU", "PoissonNLLLoss", "RMSNorm", "RReLU", "ReLU", "ReLU6",
+    "SELU", "SiLU", "Sigmoid", "SmoothL1Loss", "SoftMarginLoss", "Softmax", "Softmin", "Softplus",
+    "Softshrink", "Softsign", "Tanh", "Tanhshrink", "Threshold", "TripletMarginLoss",
     "TripletMarginWithDistanceLoss", "Unflatten", "Unfold", "Upsample", "UpsamplingBilinear2d",
     "UpsamplingNearest2d",
     "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "BatchNorm1d",

@@ -39,12 +39,15 @@ class SampleInput:
         kwargs: keyword inputs (never differentiated).
         init_kwargs: constructor arguments, for Cell entries (``OpInfo.is_cell``).
         name: a short description shown in test ids and reports.
+        params: parameter name -> NumPy array set on both the Cell and the PyTorch module
+            after construction (Cells whose initialisation is random: ``Linear``...).
     """
 
     args: Tuple[Any, ...]
     kwargs: Mapping[str, Any] = field(default_factory=dict)
     init_kwargs: Mapping[str, Any] = field(default_factory=dict)
     name: str = ""
+    params: Mapping[str, Any] = field(default_factory=dict)
 
     def describe(self) -> str:
         return self.name or ",".join(f"{getattr(a, 'shape', a)}" for a in self.args)
@@ -238,13 +241,23 @@ class OpInfo:
         """The MindSpore callable for ``sample`` (a Cell is constructed here, outside jit)."""
         if self.is_cell:
             init = {k: _init_value(v) for k, v in sample.init_kwargs.items()}
-            return self.op(**init)
+            cell = self.op(**init)
+            for name, value in sample.params.items():
+                getattr(cell, name).set_data(_init_value(value))
+            return cell
         return self.op
 
     def torch_callable(self, sample: SampleInput) -> Callable[..., Any]:
         """The PyTorch callable for ``sample``."""
         if self.is_cell:
-            return self.ref(**dict(sample.init_kwargs))
+            module = self.ref(**dict(sample.init_kwargs))
+            if sample.params:
+                import torch
+
+                with torch.no_grad():
+                    for name, value in sample.params.items():
+                        getattr(module, name).copy_(torch.from_numpy(np.array(value)))
+            return module
         return self.ref
 
 

@@ -185,6 +185,8 @@ def run_case(
     tests of one case share a single run (and a single graph compilation).
     """
     key = (info.full_name, dtype, index)
+    # an entry without graph mode never has a graph result: the cache must not wait for one
+    modes = [m for m in modes if m != "graph" or info.supports_graph]
     if key in _CACHE and all(m in _CACHE[key].outs or m in _CACHE[key].errors for m in modes):
         return _CACHE[key]
     sample = info.samples(dtype, seed)[index]
