@@ -64,13 +64,13 @@ from mscompat.math.statistics import std_mean as std_mean
 from mscompat.math.statistics import var as var
 from mscompat.math.statistics import var_mean as var_mean
 from mscompat.shape.adaptive_pool import adaptive_avg_pool1d as adaptive_avg_pool1d
+from mscompat.shape.avg_pool import avg_pool1d as avg_pool1d
 from mscompat.shape.creation import arange as arange
 from mscompat.shape.creation import clone as clone
 from mscompat.shape.creation import full_like as full_like
 from mscompat.shape.creation import linspace as linspace
 from mscompat.shape.creation import ones_like as ones_like
 from mscompat.shape.creation import zeros_like as zeros_like
-from mscompat.shape.avg_pool import avg_pool1d as avg_pool1d
 from mscompat.shape.cumulative import cummax as cummax
 from mscompat.shape.cumulative import cummin as cummin
 from mscompat.shape.join import stack as stack
@@ -98,26 +98,16 @@ from mscompat.shape.triangular import triu as triu
 
 # fmt: off
 __all__: List[str] = [
-    "adaptive_avg_pool1d", "argsort", "argwhere", "bincount", "cummax", "cummin", "einsum",
-    "flatten", "histc", "index_add", "index_copy", "index_fill", "index_select", "isin", "kthvalue",
-    "masked_select", "max_pool1d", "max_pool2d", "max_pool3d", "median", "mode", "msort",
-    "nanquantile", "nonzero", "nonzero_static", "pairwise_distance", "quantile",
-    "repeat_interleave", "roll", "round", "scatter", "scatter_add", "scatter_reduce", "sort",
-    "squeeze", "std", "std_mean", "take", "take_along_dim", "topk", "unflatten", "unique",
-    "unique_consecutive", "unsqueeze", "var", "var_mean",
     "adaptive_avg_pool1d", "addcmul", "arange", "argmax", "argmin", "argsort", "argwhere", "atan",
-    "atan2", "baddbmm", "clone", "count_nonzero", "cummax", "cummin", "cumsum", "einsum", "flatten",
-    "full_like", "isin", "kthvalue", "linspace", "logsumexp", "masked_select", "max_pool1d",
-    "max_pool2d", "max_pool3d", "median", "mm", "mode", "msort", "nanquantile", "nonzero",
-    "nonzero_static", "norm", "ones_like", "outer", "quantile", "roll", "round", "sort", "squeeze",
-    "stack", "std", "std_mean", "take_along_dim", "topk", "tril", "triu", "unflatten", "unique",
-    "unique_consecutive", "unsqueeze", "var", "var_mean", "zeros_like",
-    "adaptive_avg_pool1d", "argsort", "argwhere", "avg_pool1d", "channel_shuffle", "cummax",
-    "cummin", "einsum", "flatten", "isin", "kthvalue", "masked_select", "max_pool1d", "max_pool2d",
-    "max_pool3d", "median", "mode", "msort", "nanquantile", "nonzero", "nonzero_static",
-    "pixel_shuffle", "pixel_unshuffle", "quantile", "roll", "round", "sort", "squeeze", "std",
-    "std_mean", "take_along_dim", "topk", "unflatten", "unique", "unique_consecutive", "unsqueeze",
-    "var", "var_mean",
+    "atan2", "avg_pool1d", "baddbmm", "bincount", "channel_shuffle", "clone", "count_nonzero",
+    "cummax", "cummin", "cumsum", "einsum", "flatten", "full_like", "histc", "index_add",
+    "index_copy", "index_fill", "index_select", "isin", "kthvalue", "linspace", "logsumexp",
+    "masked_select", "max_pool1d", "max_pool2d", "max_pool3d", "median", "mm", "mode", "msort",
+    "nanquantile", "nonzero", "nonzero_static", "norm", "ones_like", "outer", "pairwise_distance",
+    "pixel_shuffle", "pixel_unshuffle", "quantile", "repeat_interleave", "roll", "round", "scatter",
+    "scatter_add", "scatter_reduce", "sort", "squeeze", "stack", "std", "std_mean", "take",
+    "take_along_dim", "topk", "tril", "triu", "unflatten", "unique", "unique_consecutive",
+    "unsqueeze", "var", "var_mean", "zeros_like",
 ]
 # fmt: on
 # END GENERATED

@@ -59,6 +59,10 @@ from mscompat.layers.activation_smooth import softsign as softsign
 from mscompat.layers.activation_smooth import tanh as tanh
 from mscompat.layers.activation_smooth import tanhshrink as tanhshrink
 from mscompat.layers.attention import scaled_dot_product_attention as scaled_dot_product_attention
+from mscompat.layers.batch_norm import BatchNorm1d as BatchNorm1d
+from mscompat.layers.batch_norm import BatchNorm2d as BatchNorm2d
+from mscompat.layers.batch_norm import BatchNorm3d as BatchNorm3d
+from mscompat.layers.batch_norm import batch_norm as batch_norm
 from mscompat.layers.conv import conv1d as conv1d
 from mscompat.layers.conv import conv2d as conv2d
 from mscompat.layers.conv import conv3d as conv3d
@@ -73,10 +77,6 @@ from mscompat.layers.conv_layers import ConvTranspose2d as ConvTranspose2d
 from mscompat.layers.conv_layers import ConvTranspose3d as ConvTranspose3d
 from mscompat.layers.distance import PairwiseDistance as PairwiseDistance
 from mscompat.layers.distance import pairwise_distance as pairwise_distance
-from mscompat.layers.batch_norm import BatchNorm1d as BatchNorm1d
-from mscompat.layers.batch_norm import BatchNorm2d as BatchNorm2d
-from mscompat.layers.batch_norm import BatchNorm3d as BatchNorm3d
-from mscompat.layers.batch_norm import batch_norm as batch_norm
 from mscompat.layers.dropout import AlphaDropout as AlphaDropout
 from mscompat.layers.dropout import Dropout as Dropout
 from mscompat.layers.dropout import Dropout1d as Dropout1d
@@ -173,33 +173,6 @@ from mscompat.layers.padding import ZeroPad1d as ZeroPad1d
 from mscompat.layers.padding import ZeroPad2d as ZeroPad2d
 from mscompat.layers.padding import ZeroPad3d as ZeroPad3d
 from mscompat.layers.padding import pad as pad
-
-# fmt: off
-__all__: List[str] = [
-    "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
-    "CosineEmbeddingLoss", "CrossEntropyLoss", "Embedding", "EmbeddingBag", "GaussianNLLLoss",
-    "HingeEmbeddingLoss", "HuberLoss", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
-    "KLDivLoss", "LocalResponseNorm", "MarginRankingLoss", "MultiLabelMarginLoss",
-    "MultiMarginLoss", "MultiheadAttention", "NLLLoss", "PairwiseDistance", "PoissonNLLLoss",
-    "RMSNorm", "SoftMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss", "conv1d",
-    "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
-    "cosine_embedding_loss", "cross_entropy", "embedding", "embedding_bag", "gaussian_nll_loss",
-    "hinge_embedding_loss", "huber_loss", "instance_norm", "kl_div", "local_response_norm",
-    "margin_ranking_loss", "multi_head_attention_forward", "multi_margin_loss",
-    "multilabel_margin_loss", "nll_loss", "pairwise_distance", "poisson_nll_loss", "rms_norm",
-    "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "CircularPad1d", "CircularPad2d", "CircularPad3d",
-    "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "CosineEmbeddingLoss", "CrossEntropyLoss",
-    "Embedding", "EmbeddingBag", "GaussianNLLLoss", "GroupNorm", "HingeEmbeddingLoss", "HuberLoss",
-    "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "KLDivLoss", "LayerNorm",
-    "LocalResponseNorm", "MarginRankingLoss", "MultiLabelMarginLoss", "MultiMarginLoss", "NLLLoss",
-    "PoissonNLLLoss", "RMSNorm", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d",
-    "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "SoftMarginLoss",
-    "TripletMarginLoss", "TripletMarginWithDistanceLoss", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
-    "batch_norm", "cosine_embedding_loss", "cross_entropy", "embedding", "embedding_bag",
-    "gaussian_nll_loss", "group_norm", "hinge_embedding_loss", "huber_loss", "instance_norm",
-    "kl_div", "layer_norm", "local_response_norm", "margin_ranking_loss", "multi_margin_loss",
-    "multilabel_margin_loss", "nll_loss", "normalize", "pad", "poisson_nll_loss", "rms_norm",
-    "scaled_dot_product_attention", "soft_margin_loss", "triplet_margin_loss",
 from mscompat.layers.rrelu import RReLU as RReLU
 from mscompat.layers.rrelu import rrelu as rrelu
 from mscompat.layers.rrelu import rrelu_ as rrelu_
@@ -214,28 +187,35 @@ from mscompat.layers.softmax import softmin as softmin
 
 # fmt: off
 __all__: List[str] = [
-    "AlphaDropout", "BCELoss", "BCEWithLogitsLoss", "Bilinear", "CELU", "CosineEmbeddingLoss",
-    "CrossEntropyLoss", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "ELU", "Embedding",
-    "EmbeddingBag", "FeatureAlphaDropout", "GELU", "GLU", "GaussianNLLLoss", "Hardshrink",
+    "AlphaDropout", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
+    "Bilinear", "CELU", "CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d",
+    "ConstantPad2d", "ConstantPad3d", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d",
+    "ConvTranspose2d", "ConvTranspose3d", "CosineEmbeddingLoss", "CrossEntropyLoss", "Dropout",
+    "Dropout1d", "Dropout2d", "Dropout3d", "ELU", "Embedding", "EmbeddingBag",
+    "FeatureAlphaDropout", "GELU", "GLU", "GaussianNLLLoss", "GroupNorm", "Hardshrink",
     "Hardsigmoid", "Hardswish", "Hardtanh", "HingeEmbeddingLoss", "HuberLoss", "Identity",
-    "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "KLDivLoss", "L1Loss", "LeakyReLU",
-    "Linear", "LocalResponseNorm", "LogSigmoid", "LogSoftmax", "MSELoss", "MarginRankingLoss",
-    "Mish", "MultiLabelMarginLoss", "MultiMarginLoss", "NLLLoss", "PReLU", "PoissonNLLLoss",
-    "RMSNorm", "RReLU", "ReLU", "ReLU6", "SELU", "SiLU", "Sigmoid", "SmoothL1Loss",
-    "SoftMarginLoss", "Softmax", "Softmin", "Softplus", "Softshrink", "Softsign", "Tanh",
-    "Tanhshrink", "Threshold", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
-    "alpha_dropout", "bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits", "celu",
-    "celu_", "cosine_embedding_loss", "cross_entropy", "dropout", "dropout1d", "dropout2d",
-    "dropout3d", "elu", "elu_", "embedding", "embedding_bag", "feature_alpha_dropout",
-    "gaussian_nll_loss", "gelu", "glu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh",
-    "hardtanh_", "hinge_embedding_loss", "huber_loss", "instance_norm", "kl_div", "l1_loss",
-    "leaky_relu", "leaky_relu_", "linear", "local_response_norm", "log_softmax", "logsigmoid",
-    "margin_ranking_loss", "mish", "mse_loss", "multi_margin_loss", "multilabel_margin_loss",
-    "nll_loss", "poisson_nll_loss", "prelu", "relu", "relu6", "relu_", "rms_norm", "rrelu",
-    "rrelu_", "scaled_dot_product_attention", "selu", "selu_", "sigmoid", "silu", "smooth_l1_loss",
-    "soft_margin_loss", "softmax", "softmin", "softplus", "softshrink", "softsign", "tanh",
-    "tanhshrink", "threshold", "threshold_", "triplet_margin_loss",
-    "triplet_margin_with_distance_loss",
+    "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "KLDivLoss", "L1Loss", "LayerNorm",
+    "LeakyReLU", "Linear", "LocalResponseNorm", "LogSigmoid", "LogSoftmax", "MSELoss",
+    "MarginRankingLoss", "Mish", "MultiLabelMarginLoss", "MultiMarginLoss", "MultiheadAttention",
+    "NLLLoss", "PReLU", "PairwiseDistance", "PoissonNLLLoss", "RMSNorm", "RReLU", "ReLU", "ReLU6",
+    "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
+    "ReplicationPad3d", "SELU", "SiLU", "Sigmoid", "SmoothL1Loss", "SoftMarginLoss", "Softmax",
+    "Softmin", "Softplus", "Softshrink", "Softsign", "Tanh", "Tanhshrink", "Threshold",
+    "TripletMarginLoss", "TripletMarginWithDistanceLoss", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
+    "alpha_dropout", "batch_norm", "bilinear", "binary_cross_entropy",
+    "binary_cross_entropy_with_logits", "celu", "celu_", "conv1d", "conv2d", "conv3d",
+    "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "cosine_embedding_loss",
+    "cross_entropy", "dropout", "dropout1d", "dropout2d", "dropout3d", "elu", "elu_", "embedding",
+    "embedding_bag", "feature_alpha_dropout", "gaussian_nll_loss", "gelu", "glu", "group_norm",
+    "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "hardtanh_", "hinge_embedding_loss",
+    "huber_loss", "instance_norm", "kl_div", "l1_loss", "layer_norm", "leaky_relu", "leaky_relu_",
+    "linear", "local_response_norm", "log_softmax", "logsigmoid", "margin_ranking_loss", "mish",
+    "mse_loss", "multi_head_attention_forward", "multi_margin_loss", "multilabel_margin_loss",
+    "nll_loss", "normalize", "pad", "pairwise_distance", "poisson_nll_loss", "prelu", "relu",
+    "relu6", "relu_", "rms_norm", "rrelu", "rrelu_", "scaled_dot_product_attention", "selu",
+    "selu_", "sigmoid", "silu", "smooth_l1_loss", "soft_margin_loss", "softmax", "softmin",
+    "softplus", "softshrink", "softsign", "tanh", "tanhshrink", "threshold", "threshold_",
+    "triplet_margin_loss", "triplet_margin_with_distance_loss",
 ]
 # fmt: on
 # END GENERATED

@@ -23,20 +23,6 @@ Example:
 # the op database's torch_apis, by the rules of mscompat/_namespaces.py
 from typing import List
 
-from mscompat.layers.conv_layers import Conv1d as Conv1d
-from mscompat.layers.conv_layers import Conv2d as Conv2d
-from mscompat.layers.conv_layers import Conv3d as Conv3d
-from mscompat.layers.conv_layers import ConvTranspose1d as ConvTranspose1d
-from mscompat.layers.conv_layers import ConvTranspose2d as ConvTranspose2d
-from mscompat.layers.conv_layers import ConvTranspose3d as ConvTranspose3d
-from mscompat.layers.distance import PairwiseDistance as PairwiseDistance
-from mscompat.layers.batch_norm import BatchNorm1d as BatchNorm1d
-from mscompat.layers.batch_norm import BatchNorm2d as BatchNorm2d
-from mscompat.layers.batch_norm import BatchNorm3d as BatchNorm3d
-from mscompat.layers.embedding import Embedding as Embedding
-from mscompat.layers.embedding import EmbeddingBag as EmbeddingBag
-from mscompat.layers.layer_norm import GroupNorm as GroupNorm
-from mscompat.layers.layer_norm import LayerNorm as LayerNorm
 from mscompat.layers.activation import CELU as CELU
 from mscompat.layers.activation import ELU as ELU
 from mscompat.layers.activation import SELU as SELU
@@ -59,6 +45,16 @@ from mscompat.layers.activation_smooth import Softshrink as Softshrink
 from mscompat.layers.activation_smooth import Softsign as Softsign
 from mscompat.layers.activation_smooth import Tanh as Tanh
 from mscompat.layers.activation_smooth import Tanhshrink as Tanhshrink
+from mscompat.layers.batch_norm import BatchNorm1d as BatchNorm1d
+from mscompat.layers.batch_norm import BatchNorm2d as BatchNorm2d
+from mscompat.layers.batch_norm import BatchNorm3d as BatchNorm3d
+from mscompat.layers.conv_layers import Conv1d as Conv1d
+from mscompat.layers.conv_layers import Conv2d as Conv2d
+from mscompat.layers.conv_layers import Conv3d as Conv3d
+from mscompat.layers.conv_layers import ConvTranspose1d as ConvTranspose1d
+from mscompat.layers.conv_layers import ConvTranspose2d as ConvTranspose2d
+from mscompat.layers.conv_layers import ConvTranspose3d as ConvTranspose3d
+from mscompat.layers.distance import PairwiseDistance as PairwiseDistance
 from mscompat.layers.dropout import AlphaDropout as AlphaDropout
 from mscompat.layers.dropout import Dropout as Dropout
 from mscompat.layers.dropout import Dropout1d as Dropout1d
@@ -67,6 +63,8 @@ from mscompat.layers.dropout import Dropout3d as Dropout3d
 from mscompat.layers.dropout import FeatureAlphaDropout as FeatureAlphaDropout
 from mscompat.layers.embedding import Embedding as Embedding
 from mscompat.layers.embedding import EmbeddingBag as EmbeddingBag
+from mscompat.layers.layer_norm import GroupNorm as GroupNorm
+from mscompat.layers.layer_norm import LayerNorm as LayerNorm
 from mscompat.layers.linear import Bilinear as Bilinear
 from mscompat.layers.linear import Identity as Identity
 from mscompat.layers.linear import Linear as Linear
@@ -154,37 +152,24 @@ from mscompat.shape.shuffle import PixelUnshuffle as PixelUnshuffle
 # fmt: off
 __all__: List[str] = [
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
-    "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d",
-    "ConvTranspose2d", "ConvTranspose3d", "CosineEmbeddingLoss", "CrossEntropyLoss", "Embedding",
-    "EmbeddingBag", "Flatten", "Fold", "GaussianNLLLoss", "HingeEmbeddingLoss", "HuberLoss",
-    "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "KLDivLoss", "LocalResponseNorm",
-    "MarginRankingLoss", "MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d",
-    "MaxUnpool3d", "MultiLabelMarginLoss", "MultiMarginLoss", "MultiheadAttention", "NLLLoss",
-    "PairwiseDistance", "PoissonNLLLoss", "RMSNorm", "SoftMarginLoss", "TripletMarginLoss",
-    "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "AlphaDropout", "BCELoss", "BCEWithLogitsLoss",
-    "Bilinear", "CELU", "CosineEmbeddingLoss", "CrossEntropyLoss", "Dropout", "Dropout1d",
-    "Dropout2d", "Dropout3d", "ELU", "Embedding", "EmbeddingBag", "FeatureAlphaDropout", "Flatten",
-    "Fold", "GELU", "GLU", "GaussianNLLLoss", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh",
+    "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "AlphaDropout", "AvgPool1d", "AvgPool2d", "AvgPool3d",
+    "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "Bilinear", "CELU",
+    "ChannelShuffle", "CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d",
+    "ConstantPad2d", "ConstantPad3d", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d",
+    "ConvTranspose2d", "ConvTranspose3d", "CosineEmbeddingLoss", "CrossEntropyLoss", "Dropout",
+    "Dropout1d", "Dropout2d", "Dropout3d", "ELU", "Embedding", "EmbeddingBag",
+    "FeatureAlphaDropout", "Flatten", "Fold", "FractionalMaxPool2d", "FractionalMaxPool3d", "GELU",
+    "GLU", "GaussianNLLLoss", "GroupNorm", "Hardshrink", "Hardsigmoid", "Hardswish", "Hardtanh",
     "HingeEmbeddingLoss", "HuberLoss", "Identity", "InstanceNorm1d", "InstanceNorm2d",
-    "InstanceNorm3d", "KLDivLoss", "L1Loss", "LeakyReLU", "Linear", "LocalResponseNorm",
-    "LogSigmoid", "LogSoftmax", "MSELoss", "MarginRankingLoss", "MaxPool1d", "MaxPool2d",
-    "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "Mish", "MultiLabelMarginLoss",
-    "MultiMarginLoss", "NLLLoss", "PReLU", "PoissonNLLLoss", "RMSNorm", "RReLU", "ReLU", "ReLU6",
-    "SELU", "SiLU", "Sigmoid", "SmoothL1Loss", "SoftMarginLoss", "Softmax", "Softmin", "Softplus",
-    "Softshrink", "Softsign", "Tanh", "Tanhshrink", "Threshold", "TripletMarginLoss",
-    "TripletMarginWithDistanceLoss", "Unflatten", "Unfold", "Upsample", "UpsamplingBilinear2d",
-    "UpsamplingNearest2d",
-    "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "BatchNorm1d",
-    "BatchNorm2d", "BatchNorm3d", "ChannelShuffle", "CircularPad1d", "CircularPad2d",
-    "CircularPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "CosineEmbeddingLoss",
-    "CrossEntropyLoss", "Embedding", "EmbeddingBag", "Flatten", "Fold", "FractionalMaxPool2d",
-    "FractionalMaxPool3d", "GaussianNLLLoss", "GroupNorm", "HingeEmbeddingLoss", "HuberLoss",
-    "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "KLDivLoss", "LPPool1d", "LPPool2d",
-    "LPPool3d", "LayerNorm", "LocalResponseNorm", "MarginRankingLoss", "MaxPool1d", "MaxPool2d",
-    "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "MultiLabelMarginLoss",
-    "MultiMarginLoss", "NLLLoss", "PixelShuffle", "PixelUnshuffle", "PoissonNLLLoss", "RMSNorm",
-    "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
-    "ReplicationPad3d", "SoftMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
+    "InstanceNorm3d", "KLDivLoss", "L1Loss", "LPPool1d", "LPPool2d", "LPPool3d", "LayerNorm",
+    "LeakyReLU", "Linear", "LocalResponseNorm", "LogSigmoid", "LogSoftmax", "MSELoss",
+    "MarginRankingLoss", "MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d",
+    "MaxUnpool3d", "Mish", "MultiLabelMarginLoss", "MultiMarginLoss", "MultiheadAttention",
+    "NLLLoss", "PReLU", "PairwiseDistance", "PixelShuffle", "PixelUnshuffle", "PoissonNLLLoss",
+    "RMSNorm", "RReLU", "ReLU", "ReLU6", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d",
+    "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "SELU", "SiLU", "Sigmoid",
+    "SmoothL1Loss", "SoftMarginLoss", "Softmax", "Softmin", "Softplus", "Softshrink", "Softsign",
+    "Tanh", "Tanhshrink", "Threshold", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
     "Unflatten", "Unfold", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d", "ZeroPad1d",
     "ZeroPad2d", "ZeroPad3d",
 ]

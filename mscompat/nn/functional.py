@@ -56,6 +56,7 @@ from mscompat.layers.activation_smooth import softsign as softsign
 from mscompat.layers.activation_smooth import tanh as tanh
 from mscompat.layers.activation_smooth import tanhshrink as tanhshrink
 from mscompat.layers.attention import scaled_dot_product_attention as scaled_dot_product_attention
+from mscompat.layers.batch_norm import batch_norm as batch_norm
 from mscompat.layers.conv import conv1d as conv1d
 from mscompat.layers.conv import conv2d as conv2d
 from mscompat.layers.conv import conv3d as conv3d
@@ -63,12 +64,6 @@ from mscompat.layers.conv import conv_transpose1d as conv_transpose1d
 from mscompat.layers.conv import conv_transpose2d as conv_transpose2d
 from mscompat.layers.conv import conv_transpose3d as conv_transpose3d
 from mscompat.layers.distance import pairwise_distance as pairwise_distance
-from mscompat.layers.batch_norm import batch_norm as batch_norm
-from mscompat.layers.embedding import embedding as embedding
-from mscompat.layers.embedding import embedding_bag as embedding_bag
-from mscompat.layers.layer_norm import group_norm as group_norm
-from mscompat.layers.layer_norm import layer_norm as layer_norm
-from mscompat.layers.layer_norm import normalize as normalize
 from mscompat.layers.dropout import alpha_dropout as alpha_dropout
 from mscompat.layers.dropout import dropout as dropout
 from mscompat.layers.dropout import dropout1d as dropout1d
@@ -77,6 +72,9 @@ from mscompat.layers.dropout import dropout3d as dropout3d
 from mscompat.layers.dropout import feature_alpha_dropout as feature_alpha_dropout
 from mscompat.layers.embedding import embedding as embedding
 from mscompat.layers.embedding import embedding_bag as embedding_bag
+from mscompat.layers.layer_norm import group_norm as group_norm
+from mscompat.layers.layer_norm import layer_norm as layer_norm
+from mscompat.layers.layer_norm import normalize as normalize
 from mscompat.layers.linear import bilinear as bilinear
 from mscompat.layers.linear import linear as linear
 from mscompat.layers.loss_classification import cross_entropy as cross_entropy
@@ -147,40 +145,26 @@ from mscompat.shape.shuffle import pixel_unshuffle as pixel_unshuffle
 # fmt: off
 __all__: List[str] = [
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
-    "adaptive_max_pool2d", "adaptive_max_pool3d", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
-    "conv_transpose2d", "conv_transpose3d", "cosine_embedding_loss", "cross_entropy", "embedding",
-    "embedding_bag", "fold", "gaussian_nll_loss", "grid_sample", "hinge_embedding_loss",
-    "huber_loss", "instance_norm", "interpolate", "kl_div", "local_response_norm",
-    "margin_ranking_loss", "max_pool1d", "max_pool2d", "max_pool3d", "max_unpool1d", "max_unpool2d",
-    "max_unpool3d", "multi_head_attention_forward", "multi_margin_loss", "multilabel_margin_loss",
-    "nll_loss", "one_hot", "pairwise_distance", "poisson_nll_loss", "rms_norm",
-    "scaled_dot_product_attention", "soft_margin_loss", "triplet_margin_loss",
-    "adaptive_max_pool2d", "adaptive_max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
-    "batch_norm", "channel_shuffle", "cosine_embedding_loss", "cross_entropy", "embedding",
-    "embedding_bag", "fold", "fractional_max_pool2d", "fractional_max_pool3d", "gaussian_nll_loss",
-    "grid_sample", "group_norm", "hinge_embedding_loss", "huber_loss", "instance_norm",
-    "interpolate", "kl_div", "layer_norm", "local_response_norm", "lp_pool1d", "lp_pool2d",
-    "lp_pool3d", "margin_ranking_loss", "max_pool1d", "max_pool2d", "max_pool3d", "max_unpool1d",
-    "max_unpool2d", "max_unpool3d", "multi_margin_loss", "multilabel_margin_loss", "nll_loss",
-    "normalize", "one_hot", "pad", "pixel_shuffle", "pixel_unshuffle", "poisson_nll_loss",
-    "rms_norm", "scaled_dot_product_attention", "soft_margin_loss", "triplet_margin_loss",
+    "adaptive_max_pool2d", "adaptive_max_pool3d", "alpha_dropout", "avg_pool1d", "avg_pool2d",
+    "avg_pool3d", "batch_norm", "bilinear", "binary_cross_entropy",
+    "binary_cross_entropy_with_logits", "celu", "celu_", "channel_shuffle", "conv1d", "conv2d",
+    "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "cosine_embedding_loss",
+    "cross_entropy", "dropout", "dropout1d", "dropout2d", "dropout3d", "elu", "elu_", "embedding",
+    "embedding_bag", "feature_alpha_dropout", "fold", "fractional_max_pool2d",
+    "fractional_max_pool3d", "gaussian_nll_loss", "gelu", "glu", "grid_sample", "group_norm",
+    "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "hardtanh_", "hinge_embedding_loss",
+    "huber_loss", "instance_norm", "interpolate", "kl_div", "l1_loss", "layer_norm", "leaky_relu",
+    "leaky_relu_", "linear", "local_response_norm", "log_softmax", "logsigmoid", "lp_pool1d",
+    "lp_pool2d", "lp_pool3d", "margin_ranking_loss", "max_pool1d", "max_pool2d", "max_pool3d",
+    "max_unpool1d", "max_unpool2d", "max_unpool3d", "mish", "mse_loss",
+    "multi_head_attention_forward", "multi_margin_loss", "multilabel_margin_loss", "nll_loss",
+    "normalize", "one_hot", "pad", "pairwise_distance", "pixel_shuffle", "pixel_unshuffle",
+    "poisson_nll_loss", "prelu", "relu", "relu6", "relu_", "rms_norm", "rrelu", "rrelu_",
+    "scaled_dot_product_attention", "selu", "selu_", "sigmoid", "silu", "smooth_l1_loss",
+    "soft_margin_loss", "softmax", "softmin", "softplus", "softshrink", "softsign", "tanh",
+    "tanhshrink", "threshold", "threshold_", "triplet_margin_loss",
     "triplet_margin_with_distance_loss", "unfold", "upsample", "upsample_bilinear",
     "upsample_nearest",
-    "adaptive_max_pool2d", "adaptive_max_pool3d", "alpha_dropout", "bilinear",
-    "binary_cross_entropy", "binary_cross_entropy_with_logits", "celu", "celu_",
-    "cosine_embedding_loss", "cross_entropy", "dropout", "dropout1d", "dropout2d", "dropout3d",
-    "elu", "elu_", "embedding", "embedding_bag", "feature_alpha_dropout", "fold",
-    "gaussian_nll_loss", "gelu", "glu", "grid_sample", "hardshrink", "hardsigmoid", "hardswish",
-    "hardtanh", "hardtanh_", "hinge_embedding_loss", "huber_loss", "instance_norm", "interpolate",
-    "kl_div", "l1_loss", "leaky_relu", "leaky_relu_", "linear", "local_response_norm",
-    "log_softmax", "logsigmoid", "margin_ranking_loss", "max_pool1d", "max_pool2d", "max_pool3d",
-    "max_unpool1d", "max_unpool2d", "max_unpool3d", "mish", "mse_loss", "multi_margin_loss",
-    "multilabel_margin_loss", "nll_loss", "one_hot", "poisson_nll_loss", "prelu", "relu", "relu6",
-    "relu_", "rms_norm", "rrelu", "rrelu_", "scaled_dot_product_attention", "selu", "selu_",
-    "sigmoid", "silu", "smooth_l1_loss", "soft_margin_loss", "softmax", "softmin", "softplus",
-    "softshrink", "softsign", "tanh", "tanhshrink", "threshold", "threshold_",
-    "triplet_margin_loss", "triplet_margin_with_distance_loss", "unfold", "upsample",
-    "upsample_bilinear", "upsample_nearest",
 ]
 # fmt: on
 # END GENERATED

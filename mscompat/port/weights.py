@@ -48,8 +48,8 @@ RENAMES: Dict[str, Dict[str, str]] = {
     "Embedding": {"weight": "embedding_table"},
 }
 #: Buffers PyTorch keeps and MindSpore has no counterpart for.
-DROPPED = {"num_batches_tracked": "BatchNorm's step counter: MindSpore keeps none"}
 # (loaded, as any tensor, into a Cell that has a parameter of that name: mscompat's BatchNorm)
+DROPPED = {"num_batches_tracked": "BatchNorm's step counter: MindSpore keeps none"}
 
 
 @dataclass

@@ -16,18 +16,18 @@ from mscompat.shape.adaptive_pool import adaptive_avg_pool3d as adaptive_avg_poo
 from mscompat.shape.adaptive_pool import adaptive_max_pool1d as adaptive_max_pool1d
 from mscompat.shape.adaptive_pool import adaptive_max_pool2d as adaptive_max_pool2d
 from mscompat.shape.adaptive_pool import adaptive_max_pool3d as adaptive_max_pool3d
-from mscompat.shape.creation import arange as arange
-from mscompat.shape.creation import clone as clone
-from mscompat.shape.creation import full_like as full_like
-from mscompat.shape.creation import linspace as linspace
-from mscompat.shape.creation import ones_like as ones_like
-from mscompat.shape.creation import zeros_like as zeros_like
 from mscompat.shape.avg_pool import AvgPool1d as AvgPool1d
 from mscompat.shape.avg_pool import AvgPool2d as AvgPool2d
 from mscompat.shape.avg_pool import AvgPool3d as AvgPool3d
 from mscompat.shape.avg_pool import avg_pool1d as avg_pool1d
 from mscompat.shape.avg_pool import avg_pool2d as avg_pool2d
 from mscompat.shape.avg_pool import avg_pool3d as avg_pool3d
+from mscompat.shape.creation import arange as arange
+from mscompat.shape.creation import clone as clone
+from mscompat.shape.creation import full_like as full_like
+from mscompat.shape.creation import linspace as linspace
+from mscompat.shape.creation import ones_like as ones_like
+from mscompat.shape.creation import zeros_like as zeros_like
 from mscompat.shape.cumulative import cummax as cummax
 from mscompat.shape.cumulative import cummin as cummin
 from mscompat.shape.fold import Fold as Fold
@@ -99,21 +99,14 @@ __all__: List[str] = [
     "MaxUnpool3d", "PixelShuffle", "PixelUnshuffle", "Unflatten", "Unfold", "Upsample",
     "UpsamplingBilinear2d", "UpsamplingNearest2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
     "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
-    "argsort", "cummax", "cummin", "flatten", "fold", "grid_sample", "interpolate", "kthvalue",
-    "max_pool1d", "max_pool2d", "max_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d",
-    "median", "mode", "msort", "repeat_interleave", "roll", "sort", "squeeze", "topk", "unflatten",
+    "arange", "argsort", "avg_pool1d", "avg_pool2d", "avg_pool3d", "channel_shuffle", "clone",
+    "cummax", "cummin", "flatten", "fold", "fractional_max_pool2d", "fractional_max_pool3d",
+    "full_like", "grid_sample", "interpolate", "kthvalue", "linspace", "lp_pool1d", "lp_pool2d",
+    "lp_pool3d", "max_pool1d", "max_pool2d", "max_pool3d", "max_unpool1d", "max_unpool2d",
+    "max_unpool3d", "median", "mode", "msort", "ones_like", "pixel_shuffle", "pixel_unshuffle",
+    "repeat_interleave", "roll", "sort", "squeeze", "stack", "topk", "tril", "triu", "unflatten",
     "unfold", "unfold_dim", "unsqueeze", "upsample", "upsample_bilinear", "upsample_nearest",
-    "arange", "argsort", "clone", "cummax", "cummin", "flatten", "fold", "full_like", "grid_sample",
-    "interpolate", "kthvalue", "linspace", "max_pool1d", "max_pool2d", "max_pool3d", "max_unpool1d",
-    "max_unpool2d", "max_unpool3d", "median", "mode", "msort", "ones_like", "roll", "sort",
-    "squeeze", "stack", "topk", "tril", "triu", "unflatten", "unfold", "unsqueeze", "upsample",
-    "upsample_bilinear", "upsample_nearest", "zeros_like",
-    "argsort", "avg_pool1d", "avg_pool2d", "avg_pool3d", "channel_shuffle", "cummax", "cummin",
-    "flatten", "fold", "fractional_max_pool2d", "fractional_max_pool3d", "grid_sample",
-    "interpolate", "kthvalue", "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_pool1d", "max_pool2d",
-    "max_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d", "median", "mode", "msort",
-    "pixel_shuffle", "pixel_unshuffle", "roll", "sort", "squeeze", "topk", "unflatten", "unfold",
-    "unsqueeze", "upsample", "upsample_bilinear", "upsample_nearest",
+    "zeros_like",
 ]
 # fmt: on
 # END GENERATED
