@@ -133,6 +133,14 @@ def _bn_cell_errors(dims: int) -> Any:
     return errors
 
 
+def _norm_cell_errors(init: dict, match: str) -> Any:
+    def errors() -> Iterator[ErrorInput]:
+        x = np.zeros((1, 4, 4, 4), np.float32)
+        yield ErrorInput(SampleInput((x,), init_kwargs=init), ValueError, match)
+
+    return errors
+
+
 def _cell(name: str, samples: Any, errors: Any, **extra: Any) -> Any:
     # float32: PyTorch's modules hold float32 parameters, which other dtypes do not mix with.
     return torch_entry(
@@ -161,7 +169,7 @@ OPS: List[Any] = [
         bench_input=bench((32, 128, 768), (768,), name="(32, 128, 768) over 768"),
         torch_opinfo=(TorchOpInfo("nn.functional.layer_norm", stride=2),),
     ),
-    _cell("LayerNorm", _ln_cell_samples, lambda: iter(())),
+    _cell("LayerNorm", _ln_cell_samples, _norm_cell_errors({"normalized_shape": 5}, "last dims")),
     torch_entry(
         "layers.group_norm",
         L.group_norm,
@@ -173,7 +181,11 @@ OPS: List[Any] = [
         bench_input=bench((16, 64, 32, 32), 8),
         torch_opinfo=(TorchOpInfo("nn.functional.group_norm", stride=2),),
     ),
-    _cell("GroupNorm", _gn_cell_samples, lambda: iter(())),
+    _cell(
+        "GroupNorm",
+        _gn_cell_samples,
+        _norm_cell_errors({"num_groups": 3, "num_channels": 4}, "divisible by num_groups"),
+    ),
     torch_entry(
         "layers.normalize",
         L.normalize,

@@ -88,6 +88,9 @@ def _cell_entry(cls: str) -> Any:
             err = (ValueError, "Padding size should be") if kind == "Reflection" else None
             if err:
                 yield ErrorInput(SampleInput((x,), init_kwargs=init), err[0], err[1])
+        bad = {**init, "padding": (1,) * (2 * n + 1)}  # a tuple of the wrong length
+        x = np.zeros((1, 2) + (3,) * n, np.float32)
+        yield ErrorInput(SampleInput((x,), init_kwargs=bad), TypeError, "padding must be an int")
 
     samples.__name__ = f"{cls}_samples"
     return torch_entry(

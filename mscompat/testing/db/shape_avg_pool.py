@@ -141,9 +141,25 @@ def _pixel_errors(up: bool) -> Any:
     return errors
 
 
+#: A Cell's bad constructor argument and the error its first call raises.
+_CELL_ERRORS = {
+    "AvgPool": ({"kernel_size": 0}, ValueError, "kernel_size must be greater than zero"),
+    "LPPool": ({"kernel_size": 0}, ValueError, "kernel_size must be greater than zero"),
+    "ChannelShuffle": ({"groups": 3}, ValueError, "divisible by groups"),
+    "PixelShuffle": ({"upscale_factor": 3}, ValueError, "divisible by the square of upscale"),
+    "PixelUnshuffle": ({"downscale_factor": 3}, ValueError, "divisible by downscale_factor"),
+    "FractionalMaxPool": ({"output_size": None}, ValueError, "either an output size"),
+}
+
+
 def _cell(name: str, init: dict, x: Any, dtypes: Any = ("float32",)) -> Any:
     def samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
         yield SampleInput((x(rng, dtype),), init_kwargs=init, name=str(init))
+
+    def errors() -> Iterator[ErrorInput]:
+        bad, kind, match = _CELL_ERRORS[name.rstrip("123d") if name[-1] == "d" else name]
+        sample = SampleInput((x(np.random.default_rng(0), "float32"),), init_kwargs={**init, **bad})
+        yield ErrorInput(sample, kind, match)
 
     samples.__name__ = f"{name}_samples"
     return torch_entry(
@@ -151,7 +167,7 @@ def _cell(name: str, init: dict, x: Any, dtypes: Any = ("float32",)) -> Any:
         getattr(S, name),
         f"torch.nn.{name}",
         samples,
-        lambda: iter(()),
+        errors,
         is_cell=True,
         dtypes=dtypes,
     )
