@@ -89,6 +89,17 @@ def bce_prob(p: Tensor, t: Tensor, half: bool) -> Tensor:
     )
 
 
+def kernel_dtype(pred: Any) -> Optional[str]:
+    """The ``supports`` reason of the fused float32/float64 loss kernels for ``pred`` (a
+    :class:`~mscompat.custom_ops.TensorSpec`): None when they run it. PyTorch rounds every
+    float16 op of these losses: only the op-by-op composites reproduce that."""
+    if pred.dtype not in (ms.float32, ms.float64):
+        return f"{pred.dtype_name} is not supported by the kernel (float32/float64)"
+    if pred.ndim == 0 or 0 in pred.shape:
+        return "0-d and empty inputs are not supported by the kernel"
+    return None
+
+
 def onehot(label: Tensor, num: int) -> Tensor:
     """``label[..., None] == arange(num)`` (bool): a one-hot mask, all False out of range."""
     return label.astype(ms.int64).expand_dims(-1) == ops.arange(num, dtype=ms.int64)

@@ -14,12 +14,12 @@ from __future__ import annotations
 import math
 from typing import Any, Optional, Tuple
 
-import mindspore as ms
 from mindspore import Tensor, nn, ops
 
 from mscompat._checks import check_float_tensor, check_number, check_reduction, check_tensor
 from mscompat.custom_ops import regression_loss as _kernels
 from mscompat.custom_ops.registry import TensorSpec, call, device_target, register
+from mscompat.losses import _ops
 from mscompat.losses import _torch_math as tm
 from mscompat.losses.utils import AvgFactor, _check_avg_factor, _sum, weight_reduce_loss
 
@@ -122,14 +122,9 @@ register("losses.balanced_l1_loss", "composite", note=_NOTE)(_balanced_elementwi
 
 
 def _kernel_dtypes(pred: TensorSpec, target: TensorSpec, *_: object) -> Optional[str]:
-    # PyTorch rounds every float16 op of the loss: only the op-by-op composite reproduces it.
-    if pred.dtype not in (ms.float32, ms.float64):
-        return f"{pred.dtype_name} is not supported by the kernel (float32/float64)"
     if target.dtype != pred.dtype:
         return f"target's {target.dtype_name} differs from pred's {pred.dtype_name}"
-    if pred.ndim == 0:
-        return "0-d inputs are not supported by the kernel"
-    return None
+    return _ops.kernel_dtype(pred)
 
 
 def _aot(pred: Tensor, target: Tensor, coef: Any) -> Tensor:

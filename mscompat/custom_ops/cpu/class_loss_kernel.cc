@@ -1,0 +1,366 @@
+// Dense classification losses of a detection head, fused forward and backward CPU kernels for
+// MindSpore's ops.Custom(func_type="aot"):
+//
+//   QflForward(pred, pos, score, coef) -> loss            coef = [beta]
+//   QflBackward(pred, pos, score, coef, dloss) -> (dpred, dscore)
+//     MMDetection's quality_focal_loss before the class sum, on logits: where pos (bool, pred's
+//     shape) BCEWithLogits(x, s) |s - sigmoid(x)|^beta, elsewhere BCEWithLogits(x, 0)
+//     sigmoid(x)^beta; score has pred's shape or one value per row (N or N x 1).
+//   VflForward(pred, target, coef) -> loss                coef = [alpha, gamma, iou_weighted]
+//   VflBackward(pred, target, coef, dloss) -> (dpred, dtarget)
+//     MMDetection's varifocal_loss, elementwise: BCEWithLogits(x, t) times t (or 1) where
+//     t > 0, alpha |sigmoid(x) - t|^gamma elsewhere; the weight is differentiated, as there.
+//   CrossEntropyForward(x, target, weight, ignore) -> loss (N)
+//   CrossEntropyBackward(x, target, weight, ignore, dloss) -> dx
+//     torch.nn.functional.cross_entropy's per-row term on (N, C) logits and int64 class
+//     indices: -weight[t] log_softmax(x)[t], 0 where t == ignore (the front door checked the
+//     range; an index outside [0, C) here is kBadShape).
+//
+// float32 or float64 (pred/target/score/weight/dloss share it). Rows are split over threads for
+// large inputs (MSCOMPAT_NUM_THREADS caps the count). Numerics follow PyTorch's CPU formulas:
+// log_sigmoid(x) = min(x, 0) - log1p(exp(-|x|)), BCEWithLogits(x, t) = (1 - t) x -
+// log_sigmoid(x), pow's backward exponent * x^(exponent - 1) (0 for exponent 0), abs's sign(d).
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+
+#include "common.h"
+#include "parallel.h"
+
+namespace {
+
+using namespace mscompat::status;
+using mscompat::NumElements;
+
+// Rows of `cols` elements: one thread below 2^15 elements, one per 2^14 above.
+template <typename F>
+void ParallelRows(int64_t rows, int64_t cols, F body) {
+  mscompat::ParallelFor(rows, rows * cols, 1 << 15, 1 << 14, body);
+}
+
+// x ** e and its derivative, with PyTorch's special cases (exact squares, zero exponent).
+template <typename T>
+inline T Pow(T x, T e) {
+  if (e == T(2)) return x * x;
+  if (e == T(1)) return x;
+  if (e == T(0)) return T(1);
+  return std::pow(x, e);
+}
+
+template <typename T>
+inline T PowGrad(T x, T e) {
+  if (e == T(0)) return T(0);
+  if (e == T(1)) return T(1);
+  if (e == T(2)) return T(2) * x;
+  return e * std::pow(x, e - T(1));
+}
+
+template <typename T>
+inline T Sign(T v) {
+  return static_cast<T>((v > T(0)) - (v < T(0)));
+}
+
+// sigmoid(x) and log_sigmoid(x), stable at |x| = 1e4.
+template <typename T>
+struct Sigmoid {
+  T p, log_sig;
+
+  explicit Sigmoid(T x) {
+    const T e = std::exp(-std::abs(x));
+    p = x >= T(0) ? T(1) / (T(1) + e) : e / (T(1) + e);
+    log_sig = std::min(x, T(0)) - std::log1p(e);
+  }
+};
+
+// ------------------------------------------------------------------------ quality focal loss
+
+template <typename T>
+void QflLoss(const T *x, const bool *pos, const T *score, bool per_row, T beta, T *loss,
+                int64_t n, int64_t c) {
+  ParallelRows(n, c, [=](int64_t r0, int64_t r1) {
+    for (int64_t i = r0 * c; i < r1 * c; ++i) {
+      const Sigmoid<T> s(x[i]);
+      if (pos[i]) {
+        const T t = per_row ? score[i / c] : score[i];
+        loss[i] = ((T(1) - t) * x[i] - s.log_sig) * Pow(std::abs(t - s.p), beta);
+      } else {
+        loss[i] = (x[i] - s.log_sig) * Pow(s.p, beta);
+      }
+    }
+  });
+}
+
+template <typename T>
+void QflGrad(const T *x, const bool *pos, const T *score, bool per_row, T beta, const T *g,
+                 T *dx, T *dscore, int64_t n, int64_t c) {
+  ParallelRows(n, c, [=](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      T row_ds = T(0);
+      for (int64_t i = r * c; i < (r + 1) * c; ++i) {
+        const T xi = x[i];
+        const Sigmoid<T> s(xi);
+        const T dp = s.p * (T(1) - s.p);
+        if (pos[i]) {
+          const T t = per_row ? score[r] : score[i];
+          const T d = t - s.p, a = std::abs(d);
+          const T bce = (T(1) - t) * xi - s.log_sig;
+          const T pw = Pow(a, beta), dpw = PowGrad(a, beta) * Sign(d);
+          dx[i] = g[i] * ((s.p - t) * pw - bce * dpw * dp);
+          const T ds = g[i] * (-xi * pw + bce * dpw);
+          if (per_row) {
+            row_ds += ds;
+          } else {
+            dscore[i] = ds;
+          }
+        } else {
+          const T bce = xi - s.log_sig;
+          dx[i] = g[i] * (s.p * Pow(s.p, beta) + bce * PowGrad(s.p, beta) * dp);
+          if (!per_row) dscore[i] = T(0);
+        }
+      }
+      if (per_row) dscore[r] = row_ds;
+    }
+  });
+}
+
+// ------------------------------------------------------------------------ varifocal loss
+
+template <typename T>
+struct VflTerms {
+  T bce, fw, dfw_dx, dfw_dt, p;
+
+  VflTerms(T xi, T t, T alpha, T gamma, bool iou_weighted) {
+    const Sigmoid<T> s(xi);
+    p = s.p;
+    bce = (T(1) - t) * xi - s.log_sig;
+    if (t > T(0)) {
+      fw = iou_weighted ? t : T(1);
+      dfw_dx = T(0);
+      dfw_dt = iou_weighted ? T(1) : T(0);
+    } else {
+      const T d = s.p - t, a = std::abs(d);
+      fw = alpha * Pow(a, gamma);
+      const T pg = alpha * PowGrad(a, gamma) * Sign(d);
+      dfw_dx = pg * (s.p * (T(1) - s.p));
+      dfw_dt = -pg;
+    }
+  }
+};
+
+template <typename T>
+void VflLoss(const T *x, const T *t, T alpha, T gamma, bool iou, T *loss, int64_t n) {
+  ParallelRows(n, 1, [=](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      const VflTerms<T> v(x[i], t[i], alpha, gamma, iou);
+      loss[i] = v.bce * v.fw;
+    }
+  });
+}
+
+template <typename T>
+void VflGrad(const T *x, const T *t, T alpha, T gamma, bool iou, const T *g, T *dx, T *dt,
+                 int64_t n) {
+  ParallelRows(n, 1, [=](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      const VflTerms<T> v(x[i], t[i], alpha, gamma, iou);
+      dx[i] = g[i] * ((v.p - t[i]) * v.fw + v.bce * v.dfw_dx);
+      dt[i] = g[i] * (-x[i] * v.fw + v.bce * v.dfw_dt);
+    }
+  });
+}
+
+// ------------------------------------------------------------------------ cross entropy
+
+// (max, log of the sum of exp(x - max)) of one row.
+template <typename T>
+inline void LogSumExp(const T *row, int64_t c, T *m, T *log_s) {
+  T top = row[0];
+  for (int64_t j = 1; j < c; ++j) top = std::max(top, row[j]);
+  T s = T(0);
+  for (int64_t j = 0; j < c; ++j) s += std::exp(row[j] - top);
+  *m = top;
+  *log_s = std::log(s);
+}
+
+template <typename T>
+int CeLoss(const T *x, const int64_t *target, const T *w, int64_t ignore, T *loss,
+                        int64_t n, int64_t c) {
+  std::atomic<bool> bad{false};
+  ParallelRows(n, c, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t t = target[r];
+      if (t == ignore) {
+        loss[r] = T(0);
+        continue;
+      }
+      if (t < 0 || t >= c) {
+        bad = true;
+        loss[r] = T(0);
+        continue;
+      }
+      T m, log_s;
+      LogSumExp(x + r * c, c, &m, &log_s);
+      loss[r] = -(((x[r * c + t] - m) - log_s) * w[t]);
+    }
+  });
+  return bad ? kBadShape : kOk;
+}
+
+template <typename T>
+int CeGrad(const T *x, const int64_t *target, const T *w, int64_t ignore,
+                         const T *g, T *dx, int64_t n, int64_t c) {
+  std::atomic<bool> bad{false};
+  ParallelRows(n, c, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t t = target[r];
+      T *out = dx + r * c;
+      if (t == ignore || t < 0 || t >= c) {
+        bad = bad || t != ignore;
+        std::fill(out, out + c, T(0));
+        continue;
+      }
+      const T *row = x + r * c;
+      T m, log_s;
+      LogSumExp(row, c, &m, &log_s);
+      // log_softmax's backward of the one-hot gradient -w[t] g at t.
+      const T k = g[r] * w[t];
+      for (int64_t j = 0; j < c; ++j) out[j] = k * std::exp((row[j] - m) - log_s);
+      out[t] -= k;
+    }
+  });
+  return bad ? kBadShape : kOk;
+}
+
+// The dtype shared by the listed parameters, float32/float64, else "".
+const char *FloatDtype(const char **dtypes, std::initializer_list<int> at) {
+  const char *dt = mscompat::SharedDtype(dtypes, at);
+  return (std::strcmp(dt, "float32") == 0 || std::strcmp(dt, "float64") == 0) ? dt : "";
+}
+
+// (rows, cols) of a 2-D tensor; false for another rank.
+bool Matrix(int nd, const int64_t *shape, int64_t *n, int64_t *c) {
+  if (nd != 2) return false;
+  *n = shape[0];
+  *c = shape[1];
+  return true;
+}
+
+}  // namespace
+
+extern "C" int QflForward(int nparam, void **params, int *ndims, int64_t **shapes,
+                          const char **dtypes, void *, void *) {
+  if (nparam != 5) return kBadArity;
+  // params: pred (N, C), pos (N, C) bool, score (N, C) or N values, coef (1), loss
+  int64_t n, c;
+  if (!Matrix(ndims[0], shapes[0], &n, &c)) return kBadShape;
+  if (!mscompat::SameShape(ndims[0], shapes[0], ndims[1], shapes[1]) ||
+      !mscompat::SameShape(ndims[0], shapes[0], ndims[4], shapes[4]) ||
+      NumElements(ndims[3], shapes[3]) != 1)
+    return kBadShape;
+  const int64_t ns = NumElements(ndims[2], shapes[2]);
+  if (ns != n * c && ns != n) return kBadShape;
+  if (std::strcmp(dtypes[1], "bool") != 0) return kBadDtype;
+  return mscompat::ByDtype<float, double>(FloatDtype(dtypes, {0, 2, 3, 4}), [&](auto v) {
+    using T = decltype(v);
+    QflLoss(static_cast<const T *>(params[0]), static_cast<const bool *>(params[1]),
+               static_cast<const T *>(params[2]), ns != n * c,
+               static_cast<const T *>(params[3])[0], static_cast<T *>(params[4]), n, c);
+  });
+}
+
+extern "C" int QflBackward(int nparam, void **params, int *ndims, int64_t **shapes,
+                           const char **dtypes, void *, void *) {
+  if (nparam != 7) return kBadArity;
+  // params: pred, pos, score, coef, dloss, dpred, dscore
+  int64_t n, c;
+  if (!Matrix(ndims[0], shapes[0], &n, &c)) return kBadShape;
+  for (int i : {1, 4, 5})
+    if (!mscompat::SameShape(ndims[0], shapes[0], ndims[i], shapes[i])) return kBadShape;
+  const int64_t ns = NumElements(ndims[2], shapes[2]);
+  if ((ns != n * c && ns != n) || NumElements(ndims[6], shapes[6]) != ns) return kBadShape;
+  if (std::strcmp(dtypes[1], "bool") != 0) return kBadDtype;
+  return mscompat::ByDtype<float, double>(FloatDtype(dtypes, {0, 2, 3, 4, 5, 6}), [&](auto v) {
+    using T = decltype(v);
+    QflGrad(static_cast<const T *>(params[0]), static_cast<const bool *>(params[1]),
+                static_cast<const T *>(params[2]), ns != n * c,
+                static_cast<const T *>(params[3])[0], static_cast<const T *>(params[4]),
+                static_cast<T *>(params[5]), static_cast<T *>(params[6]), n, c);
+  });
+}
+
+extern "C" int VflForward(int nparam, void **params, int *ndims, int64_t **shapes,
+                          const char **dtypes, void *, void *) {
+  if (nparam != 4) return kBadArity;
+  // params: pred, target, coef (3), loss
+  if (int rc = mscompat::CheckElementwise(ndims, shapes, dtypes, {0, 1, 3}, 2, 3)) return rc;
+  const int64_t n = NumElements(ndims[0], shapes[0]);
+  return mscompat::ByDtype<float, double>(dtypes[0], [&](auto v) {
+    using T = decltype(v);
+    const T *k = static_cast<const T *>(params[2]);
+    VflLoss(static_cast<const T *>(params[0]), static_cast<const T *>(params[1]), k[0], k[1],
+               k[2] != T(0), static_cast<T *>(params[3]), n);
+  });
+}
+
+extern "C" int VflBackward(int nparam, void **params, int *ndims, int64_t **shapes,
+                           const char **dtypes, void *, void *) {
+  if (nparam != 6) return kBadArity;
+  // params: pred, target, coef (3), dloss, dpred, dtarget
+  if (int rc = mscompat::CheckElementwise(ndims, shapes, dtypes, {0, 1, 3, 4, 5}, 2, 3)) return rc;
+  const int64_t n = NumElements(ndims[0], shapes[0]);
+  return mscompat::ByDtype<float, double>(dtypes[0], [&](auto v) {
+    using T = decltype(v);
+    const T *k = static_cast<const T *>(params[2]);
+    VflGrad(static_cast<const T *>(params[0]), static_cast<const T *>(params[1]), k[0], k[1],
+                k[2] != T(0), static_cast<const T *>(params[3]), static_cast<T *>(params[4]),
+                static_cast<T *>(params[5]), n);
+  });
+}
+
+// The shape checks of the cross-entropy entry points: x (N, C), target (N) int64, weight (C),
+// ignore one int64, then `extra` tensors of N elements (dloss) and `grads` of x's shape.
+static int CheckCrossEntropy(int *ndims, int64_t **shapes, const char **dtypes, bool backward,
+                      int64_t *n, int64_t *c) {
+  if (!Matrix(ndims[0], shapes[0], n, c)) return kBadShape;
+  if (std::strcmp(dtypes[1], "int64") != 0 || std::strcmp(dtypes[3], "int64") != 0)
+    return kBadDtype;
+  if (NumElements(ndims[1], shapes[1]) != *n || NumElements(ndims[2], shapes[2]) != *c ||
+      NumElements(ndims[3], shapes[3]) != 1 || NumElements(ndims[4], shapes[4]) != *n)
+    return kBadShape;
+  if (backward && !mscompat::SameShape(ndims[0], shapes[0], ndims[5], shapes[5]))
+    return kBadShape;
+  return kOk;
+}
+
+extern "C" int CrossEntropyForward(int nparam, void **params, int *ndims, int64_t **shapes,
+                                   const char **dtypes, void *, void *) {
+  if (nparam != 5) return kBadArity;
+  // params: x (N, C), target (N) int64, weight (C), ignore (1) int64, loss (N)
+  int64_t n, c;
+  if (int rc = CheckCrossEntropy(ndims, shapes, dtypes, false, &n, &c)) return rc;
+  return mscompat::ByDtype<float, double>(FloatDtype(dtypes, {0, 2, 4}), [&](auto v) {
+    using T = decltype(v);
+    return CeLoss(static_cast<const T *>(params[0]),
+                               static_cast<const int64_t *>(params[1]),
+                               static_cast<const T *>(params[2]),
+                               static_cast<const int64_t *>(params[3])[0],
+                               static_cast<T *>(params[4]), n, c);
+  });
+}
+
+extern "C" int CrossEntropyBackward(int nparam, void **params, int *ndims, int64_t **shapes,
+                                    const char **dtypes, void *, void *) {
+  if (nparam != 6) return kBadArity;
+  // params: x, target, weight, ignore, dloss (N), dx (N, C)
+  int64_t n, c;
+  if (int rc = CheckCrossEntropy(ndims, shapes, dtypes, true, &n, &c)) return rc;
+  return mscompat::ByDtype<float, double>(FloatDtype(dtypes, {0, 2, 4, 5}), [&](auto v) {
+    using T = decltype(v);
+    return CeGrad(
+        static_cast<const T *>(params[0]), static_cast<const int64_t *>(params[1]),
+        static_cast<const T *>(params[2]), static_cast<const int64_t *>(params[3])[0],
+        static_cast<const T *>(params[4]), static_cast<T *>(params[5]), n, c);
+  });
+}
