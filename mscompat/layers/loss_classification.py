@@ -181,7 +181,9 @@ def _ce_kernel_supports(
 
 
 @_kernels.LIBRARY.backend(
-    "layers.cross_entropy", "fused C++ log-softmax + pick, forward and backward", _ce_kernel_supports
+    "layers.cross_entropy",
+    "fused C++ log-softmax + pick, forward and backward",
+    _ce_kernel_supports,
 )
 def _cross_entropy_aot(
     x: Tensor,

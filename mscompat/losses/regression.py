@@ -403,7 +403,6 @@ class SmoothL1Loss(_RegressionLoss):
         self._config = (self.beta,)
 
 
-
 class L1Loss(_RegressionLoss):
     """L1 loss Cell, MMDetection's ``L1Loss``. See :func:`l1_loss`; the ``forward`` is
     :class:`SmoothL1Loss`'s.
@@ -424,7 +423,6 @@ class L1Loss(_RegressionLoss):
 
     def __init__(self, reduction: str = "mean", loss_weight: float = 1.0) -> None:
         super().__init__(reduction, loss_weight)
-
 
 
 class BalancedL1Loss(_RegressionLoss):
@@ -464,7 +462,6 @@ class BalancedL1Loss(_RegressionLoss):
     _fn = staticmethod(balanced_l1_loss)
 
 
-
 class MSELoss(_RegressionLoss):
     """MSE loss Cell, MMDetection's ``MSELoss``. See :func:`mse_loss`; the ``forward`` is
     :class:`BalancedL1Loss`'s.
@@ -482,4 +479,3 @@ class MSELoss(_RegressionLoss):
 
     def __init__(self, reduction: str = "mean", loss_weight: float = 1.0) -> None:
         super().__init__(reduction, loss_weight)
-

@@ -27,34 +27,20 @@
 #include <cstdint>
 
 #include "common.h"
+#include "loss_math.h"
 #include "parallel.h"
 
 namespace {
 
 using namespace mscompat::status;
 using mscompat::NumElements;
+using mscompat::PowExp;
+using mscompat::PowExpGrad;
 
 // Rows of `cols` elements: one thread below 2^15 elements, one per 2^14 above.
 template <typename F>
 void ParallelRows(int64_t rows, int64_t cols, F body) {
   mscompat::ParallelFor(rows, rows * cols, 1 << 15, 1 << 14, body);
-}
-
-// x ** e and its derivative, with PyTorch's special cases (exact squares, zero exponent).
-template <typename T>
-inline T Pow(T x, T e) {
-  if (e == T(2)) return x * x;
-  if (e == T(1)) return x;
-  if (e == T(0)) return T(1);
-  return std::pow(x, e);
-}
-
-template <typename T>
-inline T PowGrad(T x, T e) {
-  if (e == T(0)) return T(0);
-  if (e == T(1)) return T(1);
-  if (e == T(2)) return T(2) * x;
-  return e * std::pow(x, e - T(1));
 }
 
 template <typename T>
@@ -84,9 +70,9 @@ void QflLoss(const T *x, const bool *pos, const T *score, bool per_row, T beta, 
       const Sigmoid<T> s(x[i]);
       if (pos[i]) {
         const T t = per_row ? score[i / c] : score[i];
-        loss[i] = ((T(1) - t) * x[i] - s.log_sig) * Pow(std::abs(t - s.p), beta);
+        loss[i] = ((T(1) - t) * x[i] - s.log_sig) * PowExp(std::abs(t - s.p), beta);
       } else {
-        loss[i] = (x[i] - s.log_sig) * Pow(s.p, beta);
+        loss[i] = (x[i] - s.log_sig) * PowExp(s.p, beta);
       }
     }
   });
@@ -106,7 +92,7 @@ void QflGrad(const T *x, const bool *pos, const T *score, bool per_row, T beta, 
           const T t = per_row ? score[r] : score[i];
           const T d = t - s.p, a = std::abs(d);
           const T bce = (T(1) - t) * xi - s.log_sig;
-          const T pw = Pow(a, beta), dpw = PowGrad(a, beta) * Sign(d);
+          const T pw = PowExp(a, beta), dpw = PowExpGrad(a, beta) * Sign(d);
           dx[i] = g[i] * ((s.p - t) * pw - bce * dpw * dp);
           const T ds = g[i] * (-xi * pw + bce * dpw);
           if (per_row) {
@@ -116,7 +102,7 @@ void QflGrad(const T *x, const bool *pos, const T *score, bool per_row, T beta, 
           }
         } else {
           const T bce = xi - s.log_sig;
-          dx[i] = g[i] * (s.p * Pow(s.p, beta) + bce * PowGrad(s.p, beta) * dp);
+          dx[i] = g[i] * (s.p * PowExp(s.p, beta) + bce * PowExpGrad(s.p, beta) * dp);
           if (!per_row) dscore[i] = T(0);
         }
       }
@@ -141,8 +127,8 @@ struct VflTerms {
       dfw_dt = iou_weighted ? T(1) : T(0);
     } else {
       const T d = s.p - t, a = std::abs(d);
-      fw = alpha * Pow(a, gamma);
-      const T pg = alpha * PowGrad(a, gamma) * Sign(d);
+      fw = alpha * PowExp(a, gamma);
+      const T pg = alpha * PowExpGrad(a, gamma) * Sign(d);
       dfw_dx = pg * (s.p * (T(1) - s.p));
       dfw_dt = -pg;
     }
