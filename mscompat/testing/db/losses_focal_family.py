@@ -504,6 +504,8 @@ OPS: List[OpInfo] = [
         more_apis=("mmdet.models.losses.gfocal_loss.DistributionFocalLoss",),
     ),
 ]
+
+
 # The QFL entries call the public function through a wrapper (the tuple target's two arrays
 # apart), which the registry's per-call ``which`` cannot take: the plain entries run what the
 # registry picks (the fused kernel in float32/float64, the composite in float16) and this
