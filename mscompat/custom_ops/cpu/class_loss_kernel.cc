@@ -26,13 +26,6 @@
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
-#if defined(__x86_64__) && defined(__GLIBC__)
-#include <immintrin.h>
-#define MSCOMPAT_AVX2 1
-// glibc's vector math library (libmvec): 8-lane AVX2 expf and log1pf, <= 2 ulp.
-extern "C" __m256 _ZGVdN8v_expf(__m256);
-extern "C" __m256 _ZGVdN8v_log1pf(__m256);
-#endif
 
 #include "common.h"
 #include "loss_math.h"
@@ -42,6 +35,9 @@ namespace {
 
 using namespace mscompat::status;
 using mscompat::NumElements;
+#ifdef MSCOMPAT_AVX2
+using mscompat::HasAvx2;
+#endif
 using mscompat::PowExp;
 using mscompat::PowExpGrad;
 
@@ -50,13 +46,6 @@ template <typename F>
 void ParallelRows(int64_t rows, int64_t cols, F body) {
   mscompat::ParallelFor(rows, rows * cols, 1 << 15, 1 << 14, body);
 }
-
-#ifdef MSCOMPAT_AVX2
-bool HasAvx2() {
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return has;
-}
-#endif
 
 template <typename T>
 inline T Sign(T v) {

@@ -17,13 +17,6 @@
 
 #include <algorithm>
 #include <cmath>
-#if defined(__x86_64__) && defined(__GLIBC__)
-#include <immintrin.h>
-#define MSCOMPAT_AVX2 1
-// glibc's vector math library (libmvec): 8-lane AVX2 expf and log1pf, <= 2 ulp.
-extern "C" __m256 _ZGVdN8v_expf(__m256);
-extern "C" __m256 _ZGVdN8v_log1pf(__m256);
-#endif
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -36,6 +29,9 @@ namespace {
 
 using namespace mscompat::status;
 using mscompat::NumElements;
+#ifdef MSCOMPAT_AVX2
+using mscompat::HasAvx2;
+#endif
 using mscompat::PowExp;
 using mscompat::PowExpGrad;
 
@@ -181,11 +177,6 @@ __attribute__((target("avx2,fma"))) int64_t Avx2Backward(const float *x, const f
     _mm256_storeu_ps(dt + i, _mm256_mul_ps(g, gt));
   }
   return i;
-}
-
-bool HasAvx2() {
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return has;
 }
 
 int GammaKind(float gamma) {

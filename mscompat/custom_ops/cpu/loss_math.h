@@ -1,11 +1,27 @@
-// Elementwise pieces shared by the loss kernels (focal, quality focal, varifocal): PyTorch's
-// pow with its special-cased exponents, and its backward.
+// Elementwise pieces shared by the loss kernels (focal, quality focal, varifocal, cross
+// entropy): PyTorch's pow with its special-cased exponents and its backward, and the AVX2
+// vector math the float32 paths use (MSCOMPAT_AVX2 on x86_64 glibc).
 
 #pragma once
 
 #include <cmath>
+#if defined(__x86_64__) && defined(__GLIBC__)
+#include <immintrin.h>
+#define MSCOMPAT_AVX2 1
+// glibc's vector math library (libmvec): 8-lane AVX2 expf and log1pf, <= 2 ulp.
+extern "C" __m256 _ZGVdN8v_expf(__m256);
+extern "C" __m256 _ZGVdN8v_log1pf(__m256);
+#endif
 
 namespace mscompat {
+
+#ifdef MSCOMPAT_AVX2
+// Whether this CPU runs the AVX2+FMA paths (checked once).
+inline bool HasAvx2() {
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return has;
+}
+#endif
 
 // x ** e with PyTorch's special cases (exact squares and cubes, ones for e == 0).
 template <typename T>
