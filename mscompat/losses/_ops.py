@@ -133,16 +133,19 @@ def mul(a: Tensor, b: Tensor) -> Tensor:
 
 def check_label_range(
     label: Tensor, low: int, high: int, name: str, message: str, ignore: Optional[int] = None
-) -> None:
-    """Raise ``ValueError(message)`` if a value of ``label`` lies outside ``[low, high)``
-    (``ignore`` excepted). Reads the values, in graph mode too (a constant message)."""
+) -> Tensor:
+    """Return ``label``; raise ``ValueError(message)`` if a value lies outside ``[low, high)``
+    (``ignore`` excepted). Reads the values, in graph mode too (a constant message). Use the
+    returned label: under ``ms.jit`` a Custom op whose input does not pass through the check
+    failed to compile after it (MindSpore 2.10: "The prim is not a PrimitivePy")."""
     if label.size == 0:
-        return
+        return label
     bad = ops.logical_or(label < low, label >= high)
     if ignore is not None:
         bad = ops.logical_and(bad, label != ignore)
     if bad.any():
         raise ValueError(message)
+    return label
 
 
 def compute_dtype(*dtypes: Any) -> Any:

@@ -161,7 +161,7 @@ def cross_entropy(
         )
     num_classes = pred.shape[1]
     cw = _class_weight(class_weight, pred, num_classes)
-    _ops.check_label_range(
+    label = _ops.check_label_range(
         label,
         0,
         num_classes,
