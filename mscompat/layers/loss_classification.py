@@ -16,7 +16,8 @@ import mindspore as ms
 from mindspore import Tensor, ops
 
 from mscompat._checks import check_float_tensor, check_int, check_number, is_float_dtype
-from mscompat.custom_ops.registry import call, register
+from mscompat.custom_ops import class_loss as _kernels
+from mscompat.custom_ops.registry import TensorSpec, call, device_target, register
 from mscompat.layers._loss_common import (
     Loss,
     as_tensor,
@@ -67,16 +68,24 @@ def _picked(
 ) -> Tuple[Tensor, Tensor]:
     """(``-w[t] * logp[t]`` per position, ``w[t]`` per position), 0 where ignored; with
     ``shift`` (:func:`_logsumexp`'s pair), ``logp`` holds the logits."""
-    keep = target != ignore_index
-    safe = ops.where(keep, target, ops.zeros_like(target))
+    safe, w = _target_weight(target, weight, ignore_index, logp.dtype)
     value = ops.gather_elements(logp, 1, safe.expand_dims(1))
     if shift is not None:
         value = (value - shift[0]) - shift[1]
     value = value.squeeze(1)
-    w = keep.astype(logp.dtype)
+    return -value * w, w
+
+
+def _target_weight(
+    target: Tensor, weight: Optional[Tensor], ignore_index: int, dtype: Any
+) -> Tuple[Tensor, Tensor]:
+    """(``target`` with ignored positions at 0, ``w[t]`` per position, 0 where ignored)."""
+    keep = target != ignore_index
+    safe = ops.where(keep, target, ops.zeros_like(target))
+    w = keep.astype(dtype)
     if weight is not None:
         w = w * ops.gather(weight, safe, 0)
-    return -value * w, w
+    return safe, w
 
 
 def _nll(loss: Tensor, w: Tensor, red: str) -> Tensor:
@@ -151,6 +160,44 @@ def _cross_entropy_composite(
     else:
         ret = _safe_mean(smooth.sum(), w.sum() if weight is not None else keep.sum())
     return scalar(1 - smoothing, x) * nll + ret * scalar(smoothing / c, x)
+
+
+def _ce_kernel_supports(
+    x: TensorSpec,
+    target: TensorSpec,
+    weight: Optional[TensorSpec],
+    ignore_index: int,
+    red: str,
+    smoothing: float,
+) -> Optional[str]:
+    if x.ndim != 2:
+        return f"{x.ndim}-D input is not supported by the kernel ((N, C) only)"
+    if target.dtype != ms.int64:
+        return "class-probability targets are not supported by the kernel (class indices)"
+    if smoothing != 0:
+        return "label_smoothing is not supported by the kernel"
+    if x.dtype not in (ms.float32, ms.float64) or 0 in x.shape:
+        return f"{x.dtype_name} input of shape {x.shape} is not supported by the kernel"
+    return None
+
+
+@_kernels.LIBRARY.backend(
+    "layers.cross_entropy",
+    "fused C++ log-softmax + pick, forward and backward",
+    _ce_kernel_supports,
+)
+def _cross_entropy_aot(
+    x: Tensor,
+    target: Tensor,
+    weight: Optional[Tensor],
+    ignore_index: int,
+    red: str,
+    smoothing: float,
+) -> Tensor:
+    w = ops.ones((x.shape[1],), x.dtype) if weight is None else weight
+    ignore = Tensor([ignore_index], ms.int64)
+    loss = _kernels.CROSS_ENTROPY[device_target()](x, target, w, ignore)
+    return _nll(loss, _target_weight(target, weight, ignore_index, x.dtype)[1], red)
 
 
 def _check_class_target(x: Tensor, target: Any, fn: str) -> Tensor:

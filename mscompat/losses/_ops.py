@@ -89,6 +89,17 @@ def bce_prob(p: Tensor, t: Tensor, half: bool) -> Tensor:
     )
 
 
+def kernel_dtype(pred: Any) -> Optional[str]:
+    """The ``supports`` reason of the fused float32/float64 loss kernels for ``pred`` (a
+    :class:`~mscompat.custom_ops.TensorSpec`): None when they run it. PyTorch rounds every
+    float16 op of these losses: only the op-by-op composites reproduce that."""
+    if pred.dtype not in (ms.float32, ms.float64):
+        return f"{pred.dtype_name} is not supported by the kernel (float32/float64)"
+    if pred.ndim == 0 or 0 in pred.shape:
+        return "0-d and empty inputs are not supported by the kernel"
+    return None
+
+
 def onehot(label: Tensor, num: int) -> Tensor:
     """``label[..., None] == arange(num)`` (bool): a one-hot mask, all False out of range."""
     return label.astype(ms.int64).expand_dims(-1) == ops.arange(num, dtype=ms.int64)
@@ -122,16 +133,19 @@ def mul(a: Tensor, b: Tensor) -> Tensor:
 
 def check_label_range(
     label: Tensor, low: int, high: int, name: str, message: str, ignore: Optional[int] = None
-) -> None:
-    """Raise ``ValueError(message)`` if a value of ``label`` lies outside ``[low, high)``
-    (``ignore`` excepted). Reads the values, in graph mode too (a constant message)."""
+) -> Tensor:
+    """Return ``label``; raise ``ValueError(message)`` if a value lies outside ``[low, high)``
+    (``ignore`` excepted). Reads the values, in graph mode too (a constant message). Use the
+    returned label: under ``ms.jit`` a Custom op whose input does not pass through the check
+    failed to compile after it (MindSpore 2.10: "The prim is not a PrimitivePy")."""
     if label.size == 0:
-        return
+        return label
     bad = ops.logical_or(label < low, label >= high)
     if ignore is not None:
         bad = ops.logical_and(bad, label != ignore)
     if bad.any():
         raise ValueError(message)
+    return label
 
 
 def compute_dtype(*dtypes: Any) -> Any:

@@ -18,7 +18,8 @@ from mscompat._checks import (
     check_tensor,
     is_float_dtype,
 )
-from mscompat.custom_ops.registry import call, register
+from mscompat.custom_ops import class_loss as _kernels
+from mscompat.custom_ops.registry import TensorSpec, call, device_target, register
 from mscompat.losses import _ops
 from mscompat.losses.utils import AvgFactor, _check_avg_factor, _sum, weight_reduce_loss
 
@@ -73,6 +74,28 @@ def _ce_elementwise(
 register("losses.cross_entropy", "composite", note="MindSpore ops, log_softmax + gather")(
     _ce_elementwise
 )
+
+
+def _ce_kernel_supports(
+    pred: TensorSpec, label: TensorSpec, class_weight: Optional[TensorSpec], ignore_index: int
+) -> Optional[str]:
+    if pred.ndim != 2:
+        return f"{pred.ndim}-D pred is not supported by the kernel ((N, C) only)"
+    return _ops.kernel_dtype(pred)
+
+
+@_kernels.LIBRARY.backend(
+    "losses.cross_entropy",
+    "fused C++ log-softmax + pick, forward and backward",
+    _ce_kernel_supports,
+)
+def _ce_aot(
+    pred: Tensor, label: Tensor, class_weight: Optional[Tensor], ignore_index: int
+) -> Tensor:
+    c = pred.shape[1]
+    w = ops.ones((c,), pred.dtype) if class_weight is None else class_weight.astype(pred.dtype)
+    ignore = Tensor([ignore_index], ms.int64)
+    return _kernels.CROSS_ENTROPY[device_target()](pred, label.astype(ms.int64), w, ignore)
 
 
 def cross_entropy(
@@ -138,7 +161,7 @@ def cross_entropy(
         )
     num_classes = pred.shape[1]
     cw = _class_weight(class_weight, pred, num_classes)
-    _ops.check_label_range(
+    label = _ops.check_label_range(
         label,
         0,
         num_classes,

@@ -16,7 +16,8 @@ from mscompat._checks import (
     check_tensor,
     is_float_dtype,
 )
-from mscompat.custom_ops.registry import call, register
+from mscompat.custom_ops import class_loss as _kernels
+from mscompat.custom_ops.registry import TensorSpec, call, device_target, register
 from mscompat.losses import _ops
 from mscompat.losses.cross_entropy import _ce_elementwise
 from mscompat.losses.utils import AvgFactor, _check_avg_factor, weight_reduce_loss
@@ -58,6 +59,22 @@ def _qfl_elementwise(
 register("losses.quality_focal_loss", "composite", note="MindSpore ops, a select per element")(
     _qfl_elementwise
 )
+
+
+def _qfl_kernel_supports(
+    pred: TensorSpec, pos: TensorSpec, score: TensorSpec, beta: float, activated: bool
+) -> Optional[str]:
+    if activated:
+        return "probabilities (activated=True) are not supported by the kernel (logits)"
+    return _ops.kernel_dtype(pred)
+
+
+@_kernels.LIBRARY.backend(
+    "losses.quality_focal_loss", "fused C++ forward and backward kernels", _qfl_kernel_supports
+)
+def _qfl_aot(pred: Tensor, pos: Tensor, score: Tensor, beta: float, activated: bool) -> Tensor:
+    coef = Tensor([beta], pred.dtype)
+    return _kernels.QFL[device_target()](pred, pos, score.astype(pred.dtype), coef)
 
 
 def _row_sum(loss: Tensor) -> Tensor:

@@ -12,11 +12,14 @@ avg_factor=None, reduction_override=None)``. These are MMDetection's, not
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Optional
+from typing import Any, Optional, Tuple
 
 from mindspore import Tensor, nn, ops
 
 from mscompat._checks import check_float_tensor, check_number, check_reduction, check_tensor
+from mscompat.custom_ops import regression_loss as _kernels
+from mscompat.custom_ops.registry import TensorSpec, call, device_target, register
+from mscompat.losses import _ops
 from mscompat.losses import _torch_math as tm
 from mscompat.losses.utils import AvgFactor, _check_avg_factor, _sum, weight_reduce_loss
 
@@ -77,12 +80,76 @@ def _empty_target(
     return weight_reduce_loss(zero, None, reduction, avg_factor)
 
 
+# ----------------------------------------------------------------------------- backends
+# The elementwise cores, one op each in the registry: the composite (PyTorch's op sequence,
+# float16 rounded per op) and the fused kernel (float32/float64, pred and target of one dtype).
+
+
+def _l1_elementwise(pred: Tensor, target: Tensor) -> Tensor:
+    return tm.ew(ops.abs, tm.sub(pred, target))
+
+
 def _smooth_l1_elementwise(pred: Tensor, target: Tensor, beta: float) -> Tensor:
-    diff = tm.ew(ops.abs, tm.sub(pred, target))
+    diff = _l1_elementwise(pred, target)
     small = tm.compare_scalar(lambda x, s: x < s, diff, beta)
     quad = tm.div(tm.mul(tm.mul(0.5, diff), diff), beta)
     lin = tm.ew(lambda d, b: d - 0.5 * b, diff, beta)
     return ops.where(small, quad, lin)
+
+
+def _balanced_elementwise(
+    pred: Tensor, target: Tensor, beta: float, alpha: float, gamma: float
+) -> Tensor:
+    diff = _l1_elementwise(pred, target)
+    # MMDetection's scalars, in Python doubles: b = e ** (gamma / alpha) - 1, alpha / b, ...
+    a64, g64, bt64 = tm.f64(alpha), tm.f64(gamma), tm.f64(beta)
+    b64 = ops.pow(tm.f64(math.e), g64 / a64) - 1
+    dt = diff.dtype
+    b, a, g, bt = (tm.constant(v, dt) for v in (b64, a64, g64, bt64))
+    a_over_b, g_over_b = tm.constant(a64 / b64, dt), tm.constant(g64 / b64, dt)
+    a_beta = tm.constant(a64 * bt64, dt)
+    bd = tm.mul(b, diff)
+    log_term = tm.ew(ops.log, tm.add(tm.div(bd, bt), 1.0))
+    inner = tm.sub(tm.mul(tm.mul(a_over_b, tm.add(bd, 1.0)), log_term), tm.mul(a, diff))
+    outer = tm.sub(tm.add(tm.mul(g, diff), g_over_b), a_beta)
+    return ops.where(tm.compare_scalar(lambda x, s: x < s, diff, beta), inner, outer)
+
+
+_NOTE = "MindSpore ops, PyTorch's op sequence"
+register("losses.l1_loss", "composite", note=_NOTE)(_l1_elementwise)
+register("losses.smooth_l1_loss", "composite", note=_NOTE)(_smooth_l1_elementwise)
+register("losses.balanced_l1_loss", "composite", note=_NOTE)(_balanced_elementwise)
+
+
+def _kernel_dtypes(pred: TensorSpec, target: TensorSpec, *_: object) -> Optional[str]:
+    if target.dtype != pred.dtype:
+        return f"target's {target.dtype_name} differs from pred's {pred.dtype_name}"
+    return _ops.kernel_dtype(pred)
+
+
+def _aot(pred: Tensor, target: Tensor, coef: Any) -> Tensor:
+    return _kernels.FORWARD[device_target()](pred, target, Tensor(coef, pred.dtype))
+
+
+_FUSED = "fused C++ forward and backward kernels"
+
+
+@_kernels.LIBRARY.backend("losses.l1_loss", _FUSED, _kernel_dtypes)
+def _l1_aot(pred: Tensor, target: Tensor) -> Tensor:
+    return _aot(pred, target, _kernels.coefficients(_kernels.L1))
+
+
+@_kernels.LIBRARY.backend("losses.smooth_l1_loss", _FUSED, _kernel_dtypes)
+def _smooth_l1_aot(pred: Tensor, target: Tensor, beta: float) -> Tensor:
+    return _aot(pred, target, _kernels.coefficients(_kernels.SMOOTH_L1, beta))
+
+
+@_kernels.LIBRARY.backend("losses.balanced_l1_loss", _FUSED, _kernel_dtypes)
+def _balanced_aot(pred: Tensor, target: Tensor, beta: float, alpha: float, gamma: float) -> Tensor:
+    return _aot(pred, target, _kernels.coefficients(_kernels.BALANCED_L1, beta, alpha, gamma))
+
+
+# ----------------------------------------------------------------------------- functions
 
 
 def smooth_l1_loss(
@@ -131,9 +198,8 @@ def smooth_l1_loss(
     if target.size == 0:
         return _empty_target(pred, weight, reduction, avg_factor)
     _same_shape(pred, target)
-    return weight_reduce_loss(
-        _smooth_l1_elementwise(pred, target, beta), weight, reduction, avg_factor
-    )
+    loss = call("losses.smooth_l1_loss", pred, target, beta)
+    return weight_reduce_loss(loss, weight, reduction, avg_factor)
 
 
 def l1_loss(
@@ -167,26 +233,8 @@ def l1_loss(
     if target.size == 0:
         return _empty_target(pred, weight, reduction, avg_factor)
     _same_shape(pred, target)
-    loss = tm.ew(ops.abs, tm.sub(pred, target))
+    loss = call("losses.l1_loss", pred, target)
     return weight_reduce_loss(loss, weight, reduction, avg_factor)
-
-
-def _balanced_elementwise(
-    pred: Tensor, target: Tensor, beta: float, alpha: float, gamma: float
-) -> Tensor:
-    diff = tm.ew(ops.abs, tm.sub(pred, target))
-    # MMDetection's scalars, in Python doubles: b = e ** (gamma / alpha) - 1, alpha / b, ...
-    a64, g64, bt64 = tm.f64(alpha), tm.f64(gamma), tm.f64(beta)
-    b64 = ops.pow(tm.f64(math.e), g64 / a64) - 1
-    dt = diff.dtype
-    b, a, g, bt = (tm.constant(v, dt) for v in (b64, a64, g64, bt64))
-    a_over_b, g_over_b = tm.constant(a64 / b64, dt), tm.constant(g64 / b64, dt)
-    a_beta = tm.constant(a64 * bt64, dt)
-    bd = tm.mul(b, diff)
-    log_term = tm.ew(ops.log, tm.add(tm.div(bd, bt), 1.0))
-    inner = tm.sub(tm.mul(tm.mul(a_over_b, tm.add(bd, 1.0)), log_term), tm.mul(a, diff))
-    outer = tm.sub(tm.add(tm.mul(g, diff), g_over_b), a_beta)
-    return ops.where(tm.compare_scalar(lambda x, s: x < s, diff, beta), inner, outer)
 
 
 def balanced_l1_loss(
@@ -238,7 +286,7 @@ def balanced_l1_loss(
     if target.size == 0:
         return _empty_target(pred, weight, reduction, avg_factor)
     _same_shape(pred, target)
-    loss = _balanced_elementwise(pred, target, beta, float(alpha), float(gamma))
+    loss = call("losses.balanced_l1_loss", pred, target, beta, float(alpha), float(gamma))
     return weight_reduce_loss(loss, weight, reduction, avg_factor)
 
 
@@ -281,41 +329,43 @@ def mse_loss(
 # ----------------------------------------------------------------------------- Cells
 
 
-def _forward(
-    loss_fn: Callable[..., Tensor],
-    zero_weight: bool,
-    pred: Tensor,
-    target: Tensor,
-    weight: Optional[Tensor],
-    avg_factor: AvgFactor,
-    reduction: str,
-    loss_weight: float,
-    *config: Any,
-) -> Tensor:
-    """MMDetection's ``forward`` of these modules around ``loss_fn``."""
-    if zero_weight and weight is not None:
-        pred = check_float_tensor(pred, "pred")
-        weight = check_tensor(weight, "weight")
-        if not ops.any(weight > 0):
-            # MMDetection's SmoothL1Loss/L1Loss: (pred * weight).sum(), before any reduction
-            if pred.ndim == weight.ndim + 1:
-                weight = weight.expand_dims(1)
-            return _sum(tm.mul(pred, weight))
-    return tm.scale(loss_fn(pred, target, weight, reduction, avg_factor, *config), loss_weight)
-
-
 class _RegressionLoss(nn.Cell):
+    """MMDetection's ``forward`` of these modules: ``reduction_override``, the loss function
+    with the Cell's config, scaled by ``loss_weight``; with ``_zero_weight``
+    (SmoothL1Loss, L1Loss) a ``weight`` with no positive entry returns ``(pred * weight).sum()``
+    before any reduction. ``_fn`` is the loss function, ``_config`` its trailing arguments."""
+
+    _zero_weight = False
+    _fn = staticmethod(mse_loss)
+
     def __init__(self, reduction: str, loss_weight: float) -> None:
         super().__init__()
         check_reduction(reduction)
         self.reduction = reduction
         self.loss_weight = check_number(loss_weight, "loss_weight")
+        self._config: Tuple[float, ...] = ()
 
-    def _reduction(self, reduction_override: Optional[str]) -> str:
-        if reduction_override is None:
-            return self.reduction
-        check_reduction(reduction_override, "reduction_override")
-        return reduction_override
+    def construct(
+        self,
+        pred: Tensor,
+        target: Tensor,
+        weight: Optional[Tensor] = None,
+        avg_factor: AvgFactor = None,
+        reduction_override: Optional[str] = None,
+    ) -> Tensor:
+        reduction = self.reduction
+        if reduction_override is not None:
+            check_reduction(reduction_override, "reduction_override")
+            reduction = reduction_override
+        if self._zero_weight and weight is not None:
+            pred = check_float_tensor(pred, "pred")
+            weight = check_tensor(weight, "weight")
+            if not ops.any(weight > 0):
+                if pred.ndim == weight.ndim + 1:
+                    weight = weight.expand_dims(1)
+                return _sum(tm.mul(pred, weight))
+        loss = self._fn(pred, target, weight, reduction, avg_factor, *self._config)
+        return tm.scale(loss, self.loss_weight)
 
 
 class SmoothL1Loss(_RegressionLoss):
@@ -342,32 +392,15 @@ class SmoothL1Loss(_RegressionLoss):
         Tensor(shape=[], dtype=Float32, value= 5.25)
     """
 
+    _zero_weight = True
+    _fn = staticmethod(smooth_l1_loss)
+
     def __init__(
         self, beta: float = 1.0, reduction: str = "mean", loss_weight: float = 1.0
     ) -> None:
         super().__init__(reduction, loss_weight)
         self.beta = _check_beta(beta)
-
-    def construct(
-        self,
-        pred: Tensor,
-        target: Tensor,
-        weight: Optional[Tensor] = None,
-        avg_factor: AvgFactor = None,
-        reduction_override: Optional[str] = None,
-    ) -> Tensor:
-        reduction = self._reduction(reduction_override)
-        return _forward(
-            smooth_l1_loss,
-            True,
-            pred,
-            target,
-            weight,
-            avg_factor,
-            reduction,
-            self.loss_weight,
-            self.beta,
-        )
+        self._config = (self.beta,)
 
 
 class L1Loss(_RegressionLoss):
@@ -385,21 +418,11 @@ class L1Loss(_RegressionLoss):
         Tensor(shape=[], dtype=Float32, value= 1)
     """
 
+    _zero_weight = True
+    _fn = staticmethod(l1_loss)
+
     def __init__(self, reduction: str = "mean", loss_weight: float = 1.0) -> None:
         super().__init__(reduction, loss_weight)
-
-    def construct(
-        self,
-        pred: Tensor,
-        target: Tensor,
-        weight: Optional[Tensor] = None,
-        avg_factor: AvgFactor = None,
-        reduction_override: Optional[str] = None,
-    ) -> Tensor:
-        reduction = self._reduction(reduction_override)
-        return _forward(
-            l1_loss, True, pred, target, weight, avg_factor, reduction, self.loss_weight
-        )
 
 
 class BalancedL1Loss(_RegressionLoss):
@@ -434,29 +457,9 @@ class BalancedL1Loss(_RegressionLoss):
         super().__init__(reduction, loss_weight)
         self.alpha, self.gamma = _check_alpha_gamma(alpha, gamma)
         self.beta = _check_beta(beta)
+        self._config = (self.beta, self.alpha, self.gamma)
 
-    def construct(
-        self,
-        pred: Tensor,
-        target: Tensor,
-        weight: Optional[Tensor] = None,
-        avg_factor: AvgFactor = None,
-        reduction_override: Optional[str] = None,
-    ) -> Tensor:
-        reduction = self._reduction(reduction_override)
-        return _forward(
-            balanced_l1_loss,
-            False,
-            pred,
-            target,
-            weight,
-            avg_factor,
-            reduction,
-            self.loss_weight,
-            self.beta,
-            self.alpha,
-            self.gamma,
-        )
+    _fn = staticmethod(balanced_l1_loss)
 
 
 class MSELoss(_RegressionLoss):
@@ -476,16 +479,3 @@ class MSELoss(_RegressionLoss):
 
     def __init__(self, reduction: str = "mean", loss_weight: float = 1.0) -> None:
         super().__init__(reduction, loss_weight)
-
-    def construct(
-        self,
-        pred: Tensor,
-        target: Tensor,
-        weight: Optional[Tensor] = None,
-        avg_factor: AvgFactor = None,
-        reduction_override: Optional[str] = None,
-    ) -> Tensor:
-        reduction = self._reduction(reduction_override)
-        return _forward(
-            mse_loss, False, pred, target, weight, avg_factor, reduction, self.loss_weight
-        )

@@ -16,7 +16,8 @@ from mscompat._checks import (
     check_same_shape,
     check_tensor,
 )
-from mscompat.custom_ops.registry import call, register
+from mscompat.custom_ops import class_loss as _kernels
+from mscompat.custom_ops.registry import TensorSpec, call, device_target, register
 from mscompat.losses import _ops
 from mscompat.losses.utils import AvgFactor, _check_avg_factor, scalar_like, weight_reduce_loss
 
@@ -44,6 +45,20 @@ def _vfl_elementwise(
 register("losses.varifocal_loss", "composite", note="MindSpore ops, MMDetection's sequence")(
     _vfl_elementwise
 )
+
+
+def _vfl_kernel_supports(pred: TensorSpec, *_: object) -> Optional[str]:
+    return _ops.kernel_dtype(pred)
+
+
+@_kernels.LIBRARY.backend(
+    "losses.varifocal_loss", "fused C++ forward and backward kernels", _vfl_kernel_supports
+)
+def _vfl_aot(
+    pred: Tensor, target: Tensor, alpha: float, gamma: float, iou_weighted: bool
+) -> Tensor:
+    coef = Tensor([alpha, gamma, 1.0 if iou_weighted else 0.0], pred.dtype)
+    return _kernels.VFL[device_target()](pred, target.astype(pred.dtype), coef)
 
 
 def varifocal_loss(

@@ -17,48 +17,28 @@
 
 #include <algorithm>
 #include <cmath>
-#if defined(__x86_64__) && defined(__GLIBC__)
-#include <immintrin.h>
-#define MSCOMPAT_AVX2 1
-// glibc's vector math library (libmvec): 8-lane AVX2 expf and log1pf, <= 2 ulp.
-extern "C" __m256 _ZGVdN8v_expf(__m256);
-extern "C" __m256 _ZGVdN8v_log1pf(__m256);
-#endif
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
 #include "common.h"
+#include "loss_math.h"
 #include "parallel.h"
 
 namespace {
 
 using namespace mscompat::status;
 using mscompat::NumElements;
+#ifdef MSCOMPAT_AVX2
+using mscompat::HasAvx2;
+#endif
+using mscompat::PowExp;
+using mscompat::PowExpGrad;
 
 // Elementwise work: one thread below 2^15 elements, one per 2^14 above (parallel.h's pool).
 template <typename F>
 void ParallelFor(int64_t n, F body) {
   mscompat::ParallelFor(n, n, 1 << 15, 1 << 14, body);
-}
-
-// pt ** gamma, with PyTorch's special cases (exact squares, ones for gamma == 0).
-template <typename T>
-inline T PowGamma(T pt, T gamma) {
-  if (gamma == T(2)) return pt * pt;
-  if (gamma == T(1)) return pt;
-  if (gamma == T(0)) return T(1);
-  if (gamma == T(3)) return pt * pt * pt;
-  return std::pow(pt, gamma);
-}
-
-// d(pt ** gamma)/d pt, PyTorch's pow backward: 0 for gamma == 0, gamma * pt^(gamma - 1).
-template <typename T>
-inline T PowGammaGrad(T pt, T gamma) {
-  if (gamma == T(0)) return T(0);
-  if (gamma == T(1)) return T(1);
-  if (gamma == T(2)) return T(2) * pt;
-  return gamma * std::pow(pt, gamma - T(1));
 }
 
 template <typename T>
@@ -93,7 +73,7 @@ void Forward(const T *x, const T *t, T gamma, T alpha, T *loss, int64_t n) {
     const int64_t begin = VectorForward(x, t, gamma, alpha, loss, begin_, end);
     for (int64_t i = begin; i < end; ++i) {
       const Terms<T> r(x[i], t[i], alpha, a_neg);
-      loss[i] = r.bce * (r.alpha_t * PowGamma(r.pt, gamma));
+      loss[i] = r.bce * (r.alpha_t * PowExp(r.pt, gamma));
     }
   });
 }
@@ -107,8 +87,8 @@ void Backward(const T *x, const T *t, T gamma, T alpha, const T *dloss, T *dx, T
       const T xi = x[i], ti = t[i], g = dloss[i];
       const Terms<T> r(xi, ti, alpha, a_neg);
       const T p = r.p, bce = r.bce, pt = r.pt, alpha_t = r.alpha_t;
-      const T pw = PowGamma(pt, gamma);
-      const T dpw = PowGammaGrad(pt, gamma);
+      const T pw = PowExp(pt, gamma);
+      const T dpw = PowExpGrad(pt, gamma);
       const T fw = alpha_t * pw;
       // d/dx: dbce/dx = p - t; dpt/dx = p (1 - p) (1 - 2 t)
       dx[i] = g * ((p - ti) * fw + bce * alpha_t * dpw * (p * (T(1) - p) * (T(1) - T(2) * ti)));
@@ -197,11 +177,6 @@ __attribute__((target("avx2,fma"))) int64_t Avx2Backward(const float *x, const f
     _mm256_storeu_ps(dt + i, _mm256_mul_ps(g, gt));
   }
   return i;
-}
-
-bool HasAvx2() {
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return has;
 }
 
 int GammaKind(float gamma) {

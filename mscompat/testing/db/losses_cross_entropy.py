@@ -285,6 +285,8 @@ OPS: List[OpInfo] = [
         error_inputs=ce_errors,
         bench_input=ce_bench,
         dispatch_op="losses.cross_entropy",
+        # the fused kernel runs float32/float64 (float16: the op-by-op composite)
+        backend_dtypes={"aot": ("float32", "float64")},
         tolerance_overrides=(_HALF_LOGSOFTMAX,),
     ),
     OpInfo(

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable, Iterator, List, Optional
 
 import numpy as np
@@ -384,6 +385,11 @@ _HALF_FWD = ToleranceOverride(
 )
 
 
+# The fused kernels run float32/float64: PyTorch rounds every float16 op of these losses, and
+# only the op-by-op composites do too.
+_KERNEL_DTYPES = {"aot": ("float32", "float64")}
+
+
 def _entry(name: str, op: Any, ref: str, samples: Any, errors: Any, **extra: Any) -> OpInfo:
     mm = f"mmdet.models.losses.{name}"
     extra.setdefault("tolerance_overrides", (_HALF_GRAD, _HALF_FWD))
@@ -427,6 +433,7 @@ OPS: List[OpInfo] = [
         grad_argnums=(0, 1),
         bench_input=_bench(vfl_bench),
         dispatch_op="losses.varifocal_loss",
+        backend_dtypes=_KERNEL_DTYPES,
         more_apis=("mmdet.models.losses.varifocal_loss.varifocal_loss",),
     ),
     _entry(
@@ -497,3 +504,24 @@ OPS: List[OpInfo] = [
         more_apis=("mmdet.models.losses.gfocal_loss.DistributionFocalLoss",),
     ),
 ]
+
+
+# The QFL entries call the public function through a wrapper (the tuple target's two arrays
+# apart), which the registry's per-call ``which`` cannot take: the plain entries run what the
+# registry picks (the fused kernel in float32/float64, the composite in float16) and this
+# variant forces the composite in float32 on the +-1e4 logits (the composite's other samples:
+# the plain entry's float16 and the ``activated=True`` entry, which always run it).
+def _qfl_extreme(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
+    return (s for s in qfl_samples(dtype, rng) if s.name == "+-1e4")
+
+
+OPS.append(
+    dataclasses.replace(
+        next(i for i in OPS if i.name == "losses.quality_focal_loss"),
+        variant="composite",
+        backend="composite",
+        dispatch_op="losses.quality_focal_loss",
+        dtypes=("float32",),
+        sample_inputs=_qfl_extreme,
+    )
+)

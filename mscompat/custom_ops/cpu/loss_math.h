@@ -1,0 +1,45 @@
+// Elementwise pieces shared by the loss kernels (focal, quality focal, varifocal, cross
+// entropy): PyTorch's pow with its special-cased exponents and its backward, and the AVX2
+// vector math the float32 paths use (MSCOMPAT_AVX2 on x86_64 glibc).
+
+#pragma once
+
+#include <cmath>
+#if defined(__x86_64__) && defined(__GLIBC__)
+#include <immintrin.h>
+#define MSCOMPAT_AVX2 1
+// glibc's vector math library (libmvec): 8-lane AVX2 expf and log1pf, <= 2 ulp.
+extern "C" __m256 _ZGVdN8v_expf(__m256);
+extern "C" __m256 _ZGVdN8v_log1pf(__m256);
+#endif
+
+namespace mscompat {
+
+#ifdef MSCOMPAT_AVX2
+// Whether this CPU runs the AVX2+FMA paths (checked once).
+inline bool HasAvx2() {
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return has;
+}
+#endif
+
+// x ** e with PyTorch's special cases (exact squares and cubes, ones for e == 0).
+template <typename T>
+inline T PowExp(T x, T e) {
+  if (e == T(2)) return x * x;
+  if (e == T(1)) return x;
+  if (e == T(0)) return T(1);
+  if (e == T(3)) return x * x * x;
+  return std::pow(x, e);
+}
+
+// d(x ** e)/dx, PyTorch's pow backward: 0 for e == 0, else e * x^(e - 1).
+template <typename T>
+inline T PowExpGrad(T x, T e) {
+  if (e == T(0)) return T(0);
+  if (e == T(1)) return T(1);
+  if (e == T(2)) return T(2) * x;
+  return e * std::pow(x, e - T(1));
+}
+
+}  // namespace mscompat

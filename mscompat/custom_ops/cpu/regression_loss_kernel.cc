@@ -1,0 +1,138 @@
+// MMDetection's elementwise box-regression losses (smooth_l1_loss, l1_loss, balanced_l1_loss):
+// fused forward and backward CPU kernels for MindSpore's ops.Custom(func_type="aot").
+//
+// Calling convention and status codes: common.h.
+//
+//   RegressionLossForward(pred, target, coef) -> loss
+//   RegressionLossBackward(pred, target, coef, dloss) -> (dpred, dtarget)
+//
+// coef = [kind, beta, alpha, gamma, b, alpha / b, gamma / b, alpha * beta] (the pred dtype):
+// kind 0 is L1, 1 smooth L1, 2 balanced L1; b = e^(gamma / alpha) - 1 and its quotients are
+// computed in Python doubles, as MMDetection computes them, then rounded to the dtype.
+// pred/target/dloss/outputs share one shape; float32 or float64. One pass over the data,
+// split over threads for large inputs (MSCOMPAT_NUM_THREADS caps the count).
+//
+// Numerics follow PyTorch's op sequence: d = |p - t|;
+//   smooth L1: d < beta ? 0.5 * d * d / beta : d - 0.5 * beta
+//   balanced:  d < beta ? alpha / b * (b d + 1) * log(b d / beta + 1) - alpha d
+//                       : gamma d + gamma / b - alpha beta
+// and autograd's backward: abs' = sign(p - t) (0 at a tie), torch.where sends the gradient to
+// the branch it picked.
+
+#include <cmath>
+#include <cstdint>
+
+#include "common.h"
+#include "parallel.h"
+
+namespace {
+
+using namespace mscompat::status;
+using mscompat::NumElements;
+
+constexpr int kCoef = 8;
+
+template <typename F>
+void ParallelFor(int64_t n, F body) {
+  mscompat::ParallelFor(n, n, 1 << 15, 1 << 14, body);
+}
+
+template <typename T>
+struct Coef {
+  int kind;
+  T beta, alpha, gamma, b, a_over_b, g_over_b, a_beta;
+
+  explicit Coef(const T *c)
+      : kind(static_cast<int>(c[0])), beta(c[1]), alpha(c[2]), gamma(c[3]), b(c[4]),
+        a_over_b(c[5]), g_over_b(c[6]), a_beta(c[7]) {}
+};
+
+template <typename T>
+inline T Sign(T v) {
+  return static_cast<T>((v > T(0)) - (v < T(0)));
+}
+
+// The loss at one element, as a function of d = |p - t|.
+template <typename T>
+inline T Loss(const Coef<T> &c, T d) {
+  if (c.kind == 0) return d;
+  if (c.kind == 1) return d < c.beta ? T(0.5) * d * d / c.beta : d - T(0.5) * c.beta;
+  if (d < c.beta) {
+    const T bd = c.b * d;
+    return c.a_over_b * (bd + T(1)) * std::log(bd / c.beta + T(1)) - c.alpha * d;
+  }
+  return c.gamma * d + c.g_over_b - c.a_beta;
+}
+
+// dLoss/dd.
+template <typename T>
+inline T LossGrad(const Coef<T> &c, T d) {
+  if (c.kind == 0) return T(1);
+  if (c.kind == 1) return d < c.beta ? (T(0.5) * d + T(0.5) * d) / c.beta : T(1);
+  if (d < c.beta) {
+    const T bd = c.b * d;
+    const T inner = bd / c.beta + T(1);
+    // d/dd [a/b (bd + 1) log(bd/beta + 1)] = a/b (b log(.) + (bd + 1) (b / beta) / (.))
+    return c.a_over_b * (c.b * std::log(inner) + (bd + T(1)) * (c.b / c.beta) / inner) - c.alpha;
+  }
+  return c.gamma;
+}
+
+template <typename T>
+void Forward(const T *p, const T *t, const Coef<T> c, T *loss, int64_t n) {
+  ParallelFor(n, [=](int64_t begin, int64_t end) {
+    if (c.kind == 0) {  // a plain loop the compiler vectorises
+      for (int64_t i = begin; i < end; ++i) loss[i] = std::abs(p[i] - t[i]);
+    } else if (c.kind == 1) {
+      const T beta = c.beta, half_beta = T(0.5) * c.beta;
+      for (int64_t i = begin; i < end; ++i) {
+        const T d = std::abs(p[i] - t[i]);
+        loss[i] = d < beta ? T(0.5) * d * d / beta : d - half_beta;
+      }
+    } else {
+      for (int64_t i = begin; i < end; ++i) loss[i] = Loss(c, std::abs(p[i] - t[i]));
+    }
+  });
+}
+
+template <typename T>
+void Backward(const T *p, const T *t, const Coef<T> c, const T *g, T *dp, T *dt, int64_t n) {
+  ParallelFor(n, [=](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const T diff = p[i] - t[i];
+      const T v = g[i] * LossGrad(c, std::abs(diff)) * Sign(diff);
+      dp[i] = v;
+      dt[i] = -v;
+    }
+  });
+}
+
+}  // namespace
+
+extern "C" int RegressionLossForward(int nparam, void **params, int *ndims, int64_t **shapes,
+                                     const char **dtypes, void *, void *) {
+  if (nparam != 4) return kBadArity;
+  // params: pred, target, coef, loss
+  if (int rc = mscompat::CheckElementwise(ndims, shapes, dtypes, {0, 1, 3}, 2, kCoef)) return rc;
+  const int64_t n = NumElements(ndims[0], shapes[0]);
+  return mscompat::ByDtype<float, double>(dtypes[0], [&](auto v) {
+    using T = decltype(v);
+    Forward(static_cast<const T *>(params[0]), static_cast<const T *>(params[1]),
+            Coef<T>(static_cast<const T *>(params[2])), static_cast<T *>(params[3]), n);
+  });
+}
+
+extern "C" int RegressionLossBackward(int nparam, void **params, int *ndims, int64_t **shapes,
+                                      const char **dtypes, void *, void *) {
+  if (nparam != 6) return kBadArity;
+  // params: pred, target, coef, dloss, dpred, dtarget
+  if (int rc = mscompat::CheckElementwise(ndims, shapes, dtypes, {0, 1, 3, 4, 5}, 2, kCoef))
+    return rc;
+  const int64_t n = NumElements(ndims[0], shapes[0]);
+  return mscompat::ByDtype<float, double>(dtypes[0], [&](auto v) {
+    using T = decltype(v);
+    Backward(static_cast<const T *>(params[0]), static_cast<const T *>(params[1]),
+             Coef<T>(static_cast<const T *>(params[2])), static_cast<const T *>(params[3]),
+             static_cast<T *>(params[4]), static_cast<T *>(params[5]), n);
+  });
+}
