@@ -48,6 +48,7 @@ _TORCH_GAPS = (
     "Expected reduction",
 )
 
+_RANDOM = ("_random_samples",)  # arguments that fix a random draw
 _DTYPES = ("float32", "float64", "float16", "int32", "int64", "uint8", "bool")
 _WORDS = ("none", "mean", "sum", "nearest", "bilinear", "bicubic", "area", "linear", "zeros")
 
@@ -319,7 +320,11 @@ _SETTINGS = settings(
 def test_bad_argument(name: str) -> None:
     info = _entry(name)
     init, call, init_names, call_names = _base(info)
-    targets = [("init", n) for n in init_names] + [("call", n) for n in call_names]
+    # ``_random_samples`` replaced by None makes each side draw its own random windows
+    # (fractional max pooling): the results then differ by design, not by a bug
+    targets = [("init", n) for n in init_names if n not in _RANDOM] + [
+        ("call", n) for n in call_names if n not in _RANDOM
+    ]
     names = init_names + call_names
 
     @_SETTINGS

@@ -176,7 +176,7 @@ _CHILD = PRELUDE + textwrap.dedent(
     for name in public - set(calls):
         calls[name], samples[name] = from_db(name)
         if calls[name] is None:
-            problems[name] = "no row in CALLS and no op-database entry (tests/test_fresh_process.py)"
+            problems[name] = "no row in CALLS, no op-database entry (tests/test_fresh_process.py)"
     def tensors(out):
         if isinstance(out, ms.Tensor):
             return [out]

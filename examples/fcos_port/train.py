@@ -112,7 +112,22 @@ def backends(images: np.ndarray) -> Dict[str, str]:
     return {op: which(op, *args).backend for op, args in calls.items()}
 
 
-def run(
+def run(*args: Any, **kwargs: Any) -> Dict[str, Any]:
+    """The whole check (:func:`_run`) with PyTorch on one thread (a tiny model: more threads
+    only add overhead on a small CPU), PyTorch's thread count restored after (other code in the
+    process computes with it: PyTorch's kernels round differently on one thread and on several).
+    """
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return _run(*args, **kwargs)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _run(
     steps: int = 100,
     out: Optional[Path] = None,
     lr: Optional[float] = None,
@@ -122,13 +137,11 @@ def run(
 ) -> Dict[str, Any]:
     """Everything above; returns the figures (and writes them to ``out`` when given).
     ``score_thr``: the detections' score threshold (an untrained model scores below 0.05)."""
-    import torch
 
     from examples.fcos_port import ms_fcos, torch_fcos
     from examples.fcos_port.data import LR, train_batch
     from mscompat.port import compare_layers, compare_losses, convert_weights, save_checkpoint
 
-    torch.set_num_threads(1)  # a tiny model: more threads only add overhead on a small CPU
     say = print if verbose else (lambda *_: None)
     lr = LR if lr is None else lr
     batches = [train_batch(s) for s in range(steps)]

@@ -135,7 +135,7 @@ def batch_norm(
     statistics are used.
 
     Args:
-        input (Tensor[N, C, *]): float16, float32 or float64, at least 2 dims.
+        input (Tensor[N, C, ...]): float16, float32 or float64, at least 2 dims.
         running_mean, running_var (Tensor[C], optional): needed when not ``training``.
         weight, bias (Tensor[C], optional): affine parameters.
         training (bool): use (and update) batch statistics.
@@ -143,7 +143,7 @@ def batch_norm(
         eps (float): added to the variance.
 
     Returns:
-        Tensor[N, C, *]: input's dtype.
+        Tensor[N, C, ...]: input's dtype.
 
     Raises:
         TypeError: non-float tensors, non-number ``momentum``/``eps``, non-bool ``training``.

@@ -249,13 +249,13 @@ def group_norm(
     channels (all spatial positions). float16 in float32, rounded once.
 
     Args:
-        input (Tensor[N, C, *]): float16, float32 or float64, at least 2 dims.
+        input (Tensor[N, C, ...]): float16, float32 or float64, at least 2 dims.
         num_groups (int): divides ``C``.
         weight, bias (Tensor[C], optional): per-channel affine parameters.
         eps (float): added to the variance.
 
     Returns:
-        Tensor[N, C, *]: input's dtype.
+        Tensor[N, C, ...]: input's dtype.
 
     Raises:
         TypeError: non-float tensors, a non-int ``num_groups``.

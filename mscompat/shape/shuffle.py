@@ -50,11 +50,11 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:
     ``(N, G, C/G, *) -> (N, C/G, G, *)``.
 
     Args:
-        input (Tensor[N, C, *]): any dtype, at least 3 dims.
+        input (Tensor[N, C, ...]): any dtype, at least 3 dims.
         groups (int): :math:`G`, divides ``C``.
 
     Returns:
-        Tensor[N, C, *]: input's dtype.
+        Tensor[N, C, ...]: input's dtype.
 
     Raises:
         TypeError: ``input`` not a Tensor, ``groups`` not an int.
@@ -110,11 +110,11 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     :math:`y_{c, h r + i, w r + j} = x_{c r^2 + i r + j, h, w}`.
 
     Args:
-        input (Tensor[*, C * r^2, H, W]): any dtype, at least 3 dims.
+        input (Tensor[..., C r^2, H, W]): any dtype, at least 3 dims.
         upscale_factor (int): :math:`r > 0`.
 
     Returns:
-        Tensor[*, C, H * r, W * r]: input's dtype.
+        Tensor[..., C, H r, W r]: input's dtype.
 
     Raises:
         TypeError: ``input`` not a Tensor, ``upscale_factor`` not an int.
@@ -144,11 +144,11 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     ``(*, C, H r, W r) -> (*, C r^2, H, W)``.
 
     Args:
-        input (Tensor[*, C, H * r, W * r]): any dtype, at least 3 dims.
+        input (Tensor[..., C, H r, W r]): any dtype, at least 3 dims.
         downscale_factor (int): :math:`r > 0`.
 
     Returns:
-        Tensor[*, C * r^2, H, W]: input's dtype.
+        Tensor[..., C r^2, H, W]: input's dtype.
 
     Raises:
         TypeError: ``input`` not a Tensor, ``downscale_factor`` not an int.

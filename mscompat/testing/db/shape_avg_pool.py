@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterator, List
+from typing import Any, Dict, Iterator, List, Tuple
 
 import numpy as np
 
@@ -142,7 +142,7 @@ def _pixel_errors(up: bool) -> Any:
 
 
 #: A Cell's bad constructor argument and the error its first call raises.
-_CELL_ERRORS = {
+_CELL_ERRORS: Dict[str, Tuple[Dict[str, Any], type, str]] = {
     "AvgPool": ({"kernel_size": 0}, ValueError, "kernel_size must be greater than zero"),
     "LPPool": ({"kernel_size": 0}, ValueError, "kernel_size must be greater than zero"),
     "ChannelShuffle": ({"groups": 3}, ValueError, "divisible by groups"),
