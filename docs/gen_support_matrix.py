@@ -46,7 +46,8 @@ def write_support_matrix(path: str) -> None:
     ]
     impl = [("op", "backend", "available", "chosen", "why")]
     impl += [
-        (f"``{o}``", b, a, "yes" if c else "", w.replace("`", "'"))
+        # the notes are plain text: reST markup characters in them are escaped
+        (f"``{o}``", b, a, "yes" if c else "", w.replace("`", "'").replace("*", "\\*"))
         for o, b, a, c, w in ops_table("CPU")
     ]
     lines += _table(impl)

@@ -144,7 +144,7 @@ def cross_entropy(
         >>> pred = ms.Tensor([[2.0, 0.5, -1.0], [0.1, 0.2, 3.0]])
         >>> label = ms.Tensor([0, 2], ms.int64)
         >>> round(float(cross_entropy(pred, label)), 6)
-        0.175458
+        0.175456
         >>> cross_entropy(pred, ms.Tensor([0, -100], ms.int64), reduction="none").shape
         (2,)
     """
@@ -392,7 +392,7 @@ class CrossEntropyLoss(nn.Cell):
         >>> loss_fn = CrossEntropyLoss(loss_weight=2.0)
         >>> pred = ms.Tensor([[2.0, 0.5, -1.0], [0.1, 0.2, 3.0]])
         >>> round(float(loss_fn(pred, ms.Tensor([0, 2], ms.int64))), 6)
-        0.350916
+        0.350913
     """
 
     def __init__(

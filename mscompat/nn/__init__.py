@@ -45,9 +45,11 @@ from mscompat.layers.activation_smooth import Softshrink as Softshrink
 from mscompat.layers.activation_smooth import Softsign as Softsign
 from mscompat.layers.activation_smooth import Tanh as Tanh
 from mscompat.layers.activation_smooth import Tanhshrink as Tanhshrink
-from mscompat.layers.batch_norm import BatchNorm1d as BatchNorm1d
-from mscompat.layers.batch_norm import BatchNorm2d as BatchNorm2d
-from mscompat.layers.batch_norm import BatchNorm3d as BatchNorm3d
+from mscompat.layers.affine_norm import GroupNorm as GroupNorm
+from mscompat.layers.affine_norm import LayerNorm as LayerNorm
+from mscompat.layers.batch_norms import BatchNorm1d as BatchNorm1d
+from mscompat.layers.batch_norms import BatchNorm2d as BatchNorm2d
+from mscompat.layers.batch_norms import BatchNorm3d as BatchNorm3d
 from mscompat.layers.conv_layers import Conv1d as Conv1d
 from mscompat.layers.conv_layers import Conv2d as Conv2d
 from mscompat.layers.conv_layers import Conv3d as Conv3d
@@ -63,8 +65,6 @@ from mscompat.layers.dropout import Dropout3d as Dropout3d
 from mscompat.layers.dropout import FeatureAlphaDropout as FeatureAlphaDropout
 from mscompat.layers.embedding import Embedding as Embedding
 from mscompat.layers.embedding import EmbeddingBag as EmbeddingBag
-from mscompat.layers.layer_norm import GroupNorm as GroupNorm
-from mscompat.layers.layer_norm import LayerNorm as LayerNorm
 from mscompat.layers.linear import Bilinear as Bilinear
 from mscompat.layers.linear import Identity as Identity
 from mscompat.layers.linear import Linear as Linear

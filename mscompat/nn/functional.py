@@ -55,8 +55,11 @@ from mscompat.layers.activation_smooth import softshrink as softshrink
 from mscompat.layers.activation_smooth import softsign as softsign
 from mscompat.layers.activation_smooth import tanh as tanh
 from mscompat.layers.activation_smooth import tanhshrink as tanhshrink
+from mscompat.layers.affine_norm import group_norm as group_norm
+from mscompat.layers.affine_norm import layer_norm as layer_norm
+from mscompat.layers.affine_norm import normalize as normalize
 from mscompat.layers.attention import scaled_dot_product_attention as scaled_dot_product_attention
-from mscompat.layers.batch_norm import batch_norm as batch_norm
+from mscompat.layers.batch_norms import batch_norm as batch_norm
 from mscompat.layers.conv import conv1d as conv1d
 from mscompat.layers.conv import conv2d as conv2d
 from mscompat.layers.conv import conv3d as conv3d
@@ -72,9 +75,6 @@ from mscompat.layers.dropout import dropout3d as dropout3d
 from mscompat.layers.dropout import feature_alpha_dropout as feature_alpha_dropout
 from mscompat.layers.embedding import embedding as embedding
 from mscompat.layers.embedding import embedding_bag as embedding_bag
-from mscompat.layers.layer_norm import group_norm as group_norm
-from mscompat.layers.layer_norm import layer_norm as layer_norm
-from mscompat.layers.layer_norm import normalize as normalize
 from mscompat.layers.linear import bilinear as bilinear
 from mscompat.layers.linear import linear as linear
 from mscompat.layers.loss_classification import cross_entropy as cross_entropy

@@ -1,5 +1,5 @@
 """Op database entries for ``layer_norm``, ``group_norm``, ``normalize``, ``batch_norm`` and
-their Cells (``mscompat.layers.layer_norm``, ``mscompat.layers.batch_norm``)."""
+their Cells (``mscompat.layers.affine_norm``, ``mscompat.layers.batch_norms``)."""
 
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ from mindspore import Parameter, Tensor, nn, ops
 
 from mscompat._checks import check_bool, check_float_tensor, check_number, is_int, numel
 from mscompat.custom_ops.registry import TensorSpec, call, register
-from mscompat.layers.layer_norm import affine, check_param
+from mscompat.layers.affine_norm import affine, check_param
 from mscompat.layers.normalization import _const, _work
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "batch_norm"]
