@@ -12,11 +12,18 @@ from mindspore import nn
 
 from mscompat.cli import main
 from mscompat.port import (
+    LayerReport,
+    LayerRow,
+    LossComparison,
+    WeightRow,
+    WeightTable,
     compare_layers,
     compare_losses,
     convert_weights,
     load_checkpoint,
+    read_log,
     save_checkpoint,
+    torch_to_mindspore_names,
 )
 
 
@@ -183,3 +190,18 @@ def test_loss_curves_table_csv_plot_and_cli(tmp_path):
     assert main(["compare-losses", str(ref), str(port), "--max-rel", "1e-5"]) == 1
     with pytest.raises(ValueError, match="steps"):
         compare_losses([1.0, 2.0], [1.0])
+
+
+def test_result_types_and_helpers(tmp_path):
+    """The public result types are what the functions return; read_log reads a run's CSV and
+    torch_to_mindspore_names gives the renames convert_weights tries."""
+    t, m = _models()
+    table = convert_weights(t, m)
+    assert isinstance(table, WeightTable) and all(isinstance(r, WeightRow) for r in table.rows)
+    report = compare_layers(t, m, INPUTS, grads=False)
+    assert isinstance(report, LayerReport) and all(isinstance(r, LayerRow) for r in report.rows)
+    names = torch_to_mindspore_names(["bn.weight", "bn.running_mean"])
+    assert names["bn.weight"] == (["bn.gamma", "bn.weight"], "rename")
+    log = tmp_path / "run.csv"
+    log.write_text("step,loss\n0,2.0\n1,1.5\n", encoding="utf-8")
+    assert isinstance(compare_losses(read_log(log), [2.0, 1.5]), LossComparison)
