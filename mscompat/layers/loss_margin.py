@@ -91,6 +91,12 @@ def soft_margin_loss(
     y = check_dtype_match(x, target, "input", "target")
     red = legacy_reduction(size_average, reduce, reduction)
     xb, yb = broadcast_pair(upcast(x), upcast(y), "input", "target")
+    if xb.shape != x.shape:
+        # PyTorch writes the loss into a Tensor of input's shape: a target that widens it fails
+        raise ValueError(
+            f"soft_margin_loss(): target of shape {y.shape} must broadcast to input's shape "
+            f"{x.shape}"
+        )
     return apply_reduction(call("layers.soft_margin_loss", xb, yb), red, x.dtype)
 
 

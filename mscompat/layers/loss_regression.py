@@ -14,8 +14,10 @@ from typing import Any, Optional
 from mindspore import Tensor, mint, nn, ops
 
 from mscompat._checks import check_float_tensor, check_number
+from mscompat.custom_ops import logit_loss
 from mscompat.custom_ops.registry import call, register
 from mscompat.layers._loss_common import (
+    _broadcast_shape,
     apply_reduction,
     as_tensor,
     broadcast_pair,
@@ -257,13 +259,32 @@ def binary_cross_entropy(
 
 
 @register("layers.binary_cross_entropy_with_logits", "composite", note="PyTorch's formula")
-def _bce_logits_pointwise(x: Tensor, t: Tensor, pos_weight: Optional[Tensor]) -> Tensor:
+def _bce_logits_composite(
+    x: Tensor, t: Tensor, w: Optional[Tensor], pos_weight: Optional[Tensor], red: str, dtype: Any
+) -> Tensor:
     # (1 - y) x - log_weight * logsigmoid(x), logsigmoid(x) = min(x, 0) - log1p(exp(-|x|))
     neg = x < 0
     log_sigmoid = ops.where(neg, x, ops.zeros_like(x)) - ops.log1p(ops.exp(ops.where(neg, x, -x)))
     if pos_weight is not None:
         log_sigmoid = log_sigmoid * ((pos_weight - 1) * t + 1)
-    return (1 - t) * x - log_sigmoid
+    loss = (1 - t) * x - log_sigmoid
+    if w is not None:
+        loss = loss * w
+    return apply_reduction(loss, red, dtype)
+
+
+@logit_loss.LIBRARY.backend(
+    "layers.binary_cross_entropy_with_logits",
+    "fused C++ forward and backward; 'mean'/'sum' without weight in one kernel",
+    logit_loss.kernel_dtypes,
+)
+def _bce_logits_aot(
+    x: Tensor, t: Tensor, w: Optional[Tensor], pos_weight: Optional[Tensor], red: str, dtype: Any
+) -> Tensor:
+    if w is None:
+        loss = logit_loss.bce_with_logits(x, t, pos_weight, red)
+        return loss if loss.dtype == dtype else loss.astype(dtype)
+    return apply_reduction(logit_loss.bce_with_logits(x, t, pos_weight, "none") * w, red, dtype)
 
 
 def binary_cross_entropy_with_logits(
@@ -302,13 +323,14 @@ def binary_cross_entropy_with_logits(
     _same_size(x, t)
     red = legacy_reduction(size_average, reduce, reduction)
     w = _weight_of(x, weight, "weight")
-    p = _weight_of(x, pos_weight, "pos_weight")
+    p = None
+    if pos_weight is not None:  # checked, kept in its own shape (the kernel reads it as a row)
+        p = upcast(check_dtype_match(x, pos_weight, "input", "pos_weight"))
+        _broadcast_shape(x.shape, p.shape, "input", "pos_weight")
     if x.size == 0:
         return apply_reduction(upcast(x), red, x.dtype)
-    loss = call("layers.binary_cross_entropy_with_logits", upcast(x), upcast(t), p)
-    if w is not None:
-        loss = loss * w
-    return apply_reduction(loss, red, x.dtype)
+    op = "layers.binary_cross_entropy_with_logits"
+    return call(op, upcast(x), upcast(t), w, p, red, x.dtype)
 
 
 # ----------------------------------------------------------------------------- Cells

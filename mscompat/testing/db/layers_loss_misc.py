@@ -430,7 +430,13 @@ OPS: List[OpInfo] = [
     _entry(
         "soft_margin_loss",
         _soft_samples,
-        _errors(_BAD_RED, _BAD_SHAPE, _BAD_DTYPE, _BAD_LEGACY),
+        _errors(
+            _BAD_RED,
+            _BAD_SHAPE,
+            _BAD_DTYPE,
+            _BAD_LEGACY,
+            ((np.zeros((), np.float32), _X), {}, ValueError, r"must broadcast to input's shape"),
+        ),
         (0,),
         known=tuple(
             KnownDifference(

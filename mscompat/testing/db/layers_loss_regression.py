@@ -79,6 +79,11 @@ def _bce_logits_samples(dtype: str, rng: np.random.Generator) -> Iterator[Sample
     yield SampleInput((x, y, w), {"reduction": "sum", "pos_weight": pw}, name="weight, pos_weight")
     big = np.array([-1e4, -100.0, 0.0, 100.0, 1e4], dtype)
     yield SampleInput((big, np.array([1, 0, 1, 1, 0], dtype)), name="+-1e4 logits")
+    # rows of 11: the kernel's 8 lanes and a scalar tail; pos_weight as a row, a column, one value
+    x11, y11 = normal(rng, (3, 11), dtype, 3.0), rng.uniform(size=(3, 11)).astype(dtype)
+    for pw_shape, red in (((11,), "sum"), ((3, 1), "mean"), ((1,), "none")):
+        pw = rng.uniform(0.5, 3.0, pw_shape).astype(dtype)
+        yield SampleInput((x11, y11), {"pos_weight": pw, "reduction": red}, name=f"pw {pw_shape}")
     yield SampleInput((x[:0], y[:0]), name="empty")
 
 
@@ -100,6 +105,15 @@ def _cell(name: str, init: Dict[str, Any], probabilities: bool = False) -> OpInf
     return config_cell_entry(name, samples, errors)
 
 
+_BENCH = bench((1000, 1000), np.zeros((1000, 1000), np.float32))
+
+
+def _bench_probabilities() -> SampleInput:
+    rng = np.random.default_rng(0)
+    p = rng.uniform(0.01, 0.99, (1000, 1000)).astype(np.float32)
+    return SampleInput((p, (rng.uniform(size=p.shape) < 0.5).astype(np.float32)), name="1000x1000")
+
+
 def _entry(name: str, samples: Any, errors: Any, grad: Tuple[int, ...], **extra: Any) -> OpInfo:
     return torch_entry(
         f"layers.{name}",
@@ -109,7 +123,7 @@ def _entry(name: str, samples: Any, errors: Any, grad: Tuple[int, ...], **extra:
         errors,
         grad_argnums=grad,
         tolerance_overrides=HALF,
-        bench_input=bench((1000, 1000), np.zeros((1000, 1000), np.float32)),
+        bench_input=extra.pop("bench_input", _BENCH),
         torch_opinfo=(TorchOpInfo(f"nn.functional.{name}", stride=2, skip_dtypes=_SKIP),),
         supports_graph=False,  # graph mode: tests/test_layers_act.py, one compilation
         **extra,
@@ -144,6 +158,7 @@ OPS: List[OpInfo] = [
             ((_X * 2, _X), {}, ValueError, "input values must be between 0 and 1"),
         ),
         (0,),
+        bench_input=_bench_probabilities,
     ),
     _entry(
         "binary_cross_entropy_with_logits",
@@ -153,6 +168,7 @@ OPS: List[OpInfo] = [
             ((_X, _X), {"pos_weight": _X[0, :2]}, ValueError, "must broadcast"),
         ),
         (0, 1),
+        dispatch_op="layers.binary_cross_entropy_with_logits",
     ),
     _cell("L1Loss", {"reduction": "sum"}),
     _cell("MSELoss", {"reduce": False}),
