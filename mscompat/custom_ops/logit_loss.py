@@ -55,9 +55,7 @@ LIBRARY = KernelLibrary(
     "logit_loss",
     [
         Entry("BceLogitsForward", "x t pw -> loss", FLOATS, shape_of(0), _bprop),
-        Entry(
-            "BceLogitsBackward", "x t pw dloss -> dx dt", FLOATS, shape_of(0, 0), None
-        ),
+        Entry("BceLogitsBackward", "x t pw dloss -> dx dt", FLOATS, shape_of(0, 0), None),
         Entry("BceLogitsSum", "x t pw coef -> loss", FLOATS, _scalar_shape, _sum_bprop),
         Entry(
             "BceLogitsSumBackward",
@@ -105,9 +103,7 @@ def _pos_weight_operand(x: Tensor, pos_weight: Optional[Tensor]) -> Tensor:
     return ops.broadcast_to(pos_weight, x.shape)
 
 
-def bce_with_logits(
-    x: Tensor, t: Tensor, pos_weight: Optional[Tensor], reduction: str
-) -> Tensor:
+def bce_with_logits(x: Tensor, t: Tensor, pos_weight: Optional[Tensor], reduction: str) -> Tensor:
     """The loss of logits ``x`` and targets ``t`` (one shape and dtype, float32/float64;
     ``pos_weight`` broadcastable to ``x``), reduced (``'none'``/``'mean'``/``'sum'``)."""
     pw = _pos_weight_operand(x, pos_weight)
