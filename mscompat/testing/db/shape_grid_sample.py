@@ -305,8 +305,9 @@ OPS: List[OpInfo] = [
                 },
             ),
             TorchOpInfo("grid_sampler_2d", adapter=grid_sampler_2d),
-            # 30 samples up to (20, 21, 22, 23, 24); all 30 pass in float16/32/64
-            TorchOpInfo("grid_sampler_3d", adapter=grid_sampler_3d, stride=2),
+            # 30 samples up to (20, 21, 22, 23, 24); all 30 pass in float16/32/64 (every fifth
+            # runs: float16 alone took 12 s of the suite at stride 2)
+            TorchOpInfo("grid_sampler_3d", adapter=grid_sampler_3d, stride=5),
         ),
         known=(
             opinfo.KnownDifference(
