@@ -14,6 +14,7 @@ from typing import Any, Optional, Union
 from mindspore import Tensor, nn, ops
 
 from mscompat._checks import check_bool, check_float_tensor, check_number
+from mscompat.custom_ops import pointwise_loss
 from mscompat.custom_ops.registry import call, register
 from mscompat.layers._loss_common import (
     Loss,
@@ -25,6 +26,7 @@ from mscompat.layers._loss_common import (
     scalar,
     upcast,
 )
+from mscompat.layers.loss_regression import distance_aot, distance_composite
 
 __all__ = [
     "GaussianNLLLoss",
@@ -155,13 +157,14 @@ class KLDivLoss(nn.Cell):
 # ----------------------------------------------------------------------------- huber_loss
 
 
-@register("layers.huber_loss", "composite", note="PyTorch's pointwise formula in MindSpore ops")
-def _huber_pointwise(x: Tensor, t: Tensor, delta: float) -> Tensor:
-    z = ops.abs(x - t)
-    d = scalar(delta, z)
-    # PyTorch's branch: the quadratic part strictly below delta (its gradient at |z| == delta
-    # is the linear part's)
-    return ops.where(z < d, 0.5 * z * z, d * (z - 0.5 * d))
+register("layers.huber_loss", "composite", note="PyTorch's pointwise formula in MindSpore ops")(
+    distance_composite
+)
+pointwise_loss.LIBRARY.backend(
+    "layers.huber_loss",
+    "fused C++ forward and backward (smooth L1's)",
+    pointwise_loss.kernel_dtypes,
+)(distance_aot)
 
 
 def huber_loss(
@@ -211,10 +214,12 @@ def huber_loss(
                 f"weight must have input's shape {x.shape}, but got weight.shape={weight.shape}"
             )
     xb, tb = broadcast_pair(upcast(x), upcast(t), "input", "target")
-    loss = call("layers.huber_loss", xb, tb, delta)
-    if weight is not None:
-        loss = loss * upcast(weight)
-    return apply_reduction(loss, red, x.dtype)
+    if xb.size == 0:
+        return apply_reduction(xb, red, x.dtype)
+    if weight is None:
+        return call("layers.huber_loss", xb, tb, "huber", delta, red, x.dtype)
+    loss = call("layers.huber_loss", xb, tb, "huber", delta, "none", xb.dtype)
+    return apply_reduction(loss * upcast(weight), red, x.dtype)
 
 
 class HuberLoss(nn.Cell):

@@ -14,7 +14,7 @@ from typing import Any, Optional
 from mindspore import Tensor, mint, nn, ops
 
 from mscompat._checks import check_float_tensor, check_number
-from mscompat.custom_ops import logit_loss
+from mscompat.custom_ops import pointwise_loss
 from mscompat.custom_ops.registry import call, register
 from mscompat.layers._loss_common import (
     _broadcast_shape,
@@ -41,21 +41,40 @@ __all__ = [
 ]
 
 
-@register(
-    ("layers.l1_loss", "layers.mse_loss", "layers.smooth_l1_loss"),
-    "composite",
-    note="PyTorch's pointwise formula in MindSpore ops",
-)
-def _distance_pointwise(x: Tensor, t: Tensor, kind: str, beta: float) -> Tensor:
+_DISTANCES = ("layers.l1_loss", "layers.mse_loss", "layers.smooth_l1_loss")
+_KERNEL_NOTE = "fused C++ forward and backward; 'mean'/'sum' in the same kernel"
+
+
+def distance_pointwise(x: Tensor, t: Tensor, kind: str, p: float) -> Tensor:
+    """The elementwise loss ``kind`` (``'l1'``, ``'mse'``, ``'smooth_l1'`` with beta ``p``,
+    ``'huber'`` with delta ``p``) in MindSpore ops, PyTorch's formulas."""
     d = x - t
     if kind == "mse":
         return d * d
     z = ops.abs(d)
-    if kind == "l1" or beta == 0:
+    if kind == "l1" or (kind == "smooth_l1" and p == 0):
         return z
-    b = scalar(beta, z)
-    # PyTorch: the quadratic branch strictly below beta
+    b = scalar(p, z)
+    # PyTorch: the quadratic branch strictly below beta / delta (the gradient at |d| == beta
+    # is the linear part's)
+    if kind == "huber":
+        return ops.where(z < b, 0.5 * z * z, b * (z - 0.5 * b))
     return ops.where(z < b, 0.5 * z * z / b, z - 0.5 * b)
+
+
+@register(_DISTANCES, "composite", note="PyTorch's pointwise formula in MindSpore ops")
+def distance_composite(x: Tensor, t: Tensor, kind: str, p: float, red: str, dtype: Any) -> Tensor:
+    """The composite backend of the distance losses: the loss, reduced, in ``dtype``."""
+    return apply_reduction(distance_pointwise(x, t, kind, p), red, dtype)
+
+
+@pointwise_loss.LIBRARY.backend(_DISTANCES, _KERNEL_NOTE, pointwise_loss.kernel_dtypes)
+def distance_aot(x: Tensor, t: Tensor, kind: str, p: float, red: str, dtype: Any) -> Tensor:
+    """The ``aot`` backend of the distance losses (:func:`distance_composite`'s contract)."""
+    if kind == "smooth_l1" and p == 0:
+        kind = "l1"  # PyTorch: smooth_l1_loss with beta 0 is l1_loss (its gradient 0 at a tie)
+    loss = pointwise_loss.pointwise_loss(kind, x, t, red, p)
+    return loss if loss.dtype == dtype else loss.astype(dtype)
 
 
 def _distance(
@@ -80,13 +99,10 @@ def _distance(
     xb, tb = broadcast_pair(upcast(x), upcast(t), "input", "target")
     if xb.size == 0:
         return apply_reduction(xb, red, x.dtype)
-    op = "layers.mse_loss" if kind == "mse" else "layers.l1_loss"
-    if kind == "smooth_l1":
-        op = "layers.smooth_l1_loss"
-    loss = call(op, xb, tb, kind, beta)
+    op = f"layers.{kind}_loss"
     if weight is None:
-        return apply_reduction(loss, red, x.dtype)
-    loss = loss * upcast(weight)
+        return call(op, xb, tb, kind, beta, red, x.dtype)
+    loss = call(op, xb, tb, kind, beta, "none", xb.dtype) * upcast(weight)
     if red == "mean":  # PyTorch: the weighted sum over the sum of the weights
         return (loss.sum() / upcast(weight).sum()).astype(x.dtype)
     return apply_reduction(loss, red, x.dtype)
@@ -273,18 +289,18 @@ def _bce_logits_composite(
     return apply_reduction(loss, red, dtype)
 
 
-@logit_loss.LIBRARY.backend(
-    "layers.binary_cross_entropy_with_logits",
-    "fused C++ forward and backward; 'mean'/'sum' without weight in one kernel",
-    logit_loss.kernel_dtypes,
+@pointwise_loss.LIBRARY.backend(
+    "layers.binary_cross_entropy_with_logits", _KERNEL_NOTE, pointwise_loss.kernel_dtypes
 )
 def _bce_logits_aot(
     x: Tensor, t: Tensor, w: Optional[Tensor], pos_weight: Optional[Tensor], red: str, dtype: Any
 ) -> Tensor:
+    kind = "bce_with_logits"
     if w is None:
-        loss = logit_loss.bce_with_logits(x, t, pos_weight, red)
+        loss = pointwise_loss.pointwise_loss(kind, x, t, red, pos_weight=pos_weight)
         return loss if loss.dtype == dtype else loss.astype(dtype)
-    return apply_reduction(logit_loss.bce_with_logits(x, t, pos_weight, "none") * w, red, dtype)
+    loss = pointwise_loss.pointwise_loss(kind, x, t, "none", pos_weight=pos_weight)
+    return apply_reduction(loss * w, red, dtype)
 
 
 def binary_cross_entropy_with_logits(

@@ -137,18 +137,21 @@ OPS: List[OpInfo] = [
         _distance_samples({}, True),
         _errors(((_X, _X), {"weight": _W[:1]}, ValueError, "weight must have input's shape")),
         (0, 1),
+        dispatch_op="layers.l1_loss",
     ),
     _entry(
         "mse_loss",
         _distance_samples({}, True),
         _errors(((_X, _X[:, :2]), {}, ValueError, "target must broadcast with input")),
         (0, 1),
+        dispatch_op="layers.mse_loss",
     ),
     _entry(
         "smooth_l1_loss",
         _distance_samples({"beta": 1.0}, False),
         _errors(((_X, _X), {"beta": -1.0}, ValueError, "beta must be >= 0")),
         (0, 1),
+        dispatch_op="layers.smooth_l1_loss",
     ),
     _entry(
         "binary_cross_entropy",
