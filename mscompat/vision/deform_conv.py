@@ -21,12 +21,13 @@ torchvision's sampling exactly), rejects float64 and computes float16 in float16
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any, Optional, Sequence, Tuple, Union
 
 import mindspore as ms
 import numpy as np
 from mindspore import Parameter, Tensor, nn, ops
-from mindspore.common.initializer import HeUniform, Uniform, initializer
+from mindspore.common.initializer import HeUniform, Initializer, Uniform, initializer
 from mindspore.ops import constexpr
 
 from mscompat._checks import check_float_tensor, check_int, check_numel, check_tensor
@@ -336,6 +337,11 @@ def _initial(init: Any, shape: Tuple[int, ...], name: str) -> Tensor:
         if tuple(value.shape) != shape:
             raise ValueError(f"{name} must have shape {shape}, but got {tuple(value.shape)}")
         return value.astype(ms.float32)
+    if not isinstance(init, (str, Initializer, numbers.Number)):
+        raise TypeError(
+            f"{name} must be a Tensor, an array, an initializer or its name, but got "
+            f"{type(init).__name__}"
+        )
     return initializer(init, shape, ms.float32)
 
 

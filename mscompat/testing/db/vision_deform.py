@@ -206,6 +206,11 @@ def cell_errors() -> Iterator[ErrorInput]:
         r"in_channels must be divisible by groups",
     )
     yield e(
+        {"in_channels": 4, "out_channels": 6, "kernel_size": 3, "weight_init": []},
+        TypeError,
+        r"weight_init must be a Tensor, an array, an initializer",
+    )
+    yield e(
         {"in_channels": 4, "out_channels": 6, "kernel_size": 3, "groups": 4},
         ValueError,
         r"out_channels must be divisible by groups",
