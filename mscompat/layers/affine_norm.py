@@ -20,6 +20,7 @@ from mindspore import Parameter, Tensor, nn, ops
 from mindspore.ops import constexpr
 
 from mscompat._checks import check_bool, check_float_tensor, check_number, is_int
+from mscompat.custom_ops import layer_norm as _ln_kernels
 from mscompat.custom_ops.registry import TensorSpec, call, register
 from mscompat.layers.normalization import _const, _work
 
@@ -80,6 +81,13 @@ def _layer_norm_composite(
     centred, var = _moments(wide, tuple(range(x.ndim - ndims, x.ndim)))
     y = centred * ops.rsqrt(var + _const(eps, wide.dtype))
     return affine(y, weight, bias, x.shape[x.ndim - ndims :]).astype(x.dtype)
+
+
+_ln_kernels.LIBRARY.backend(
+    "layers.layer_norm",
+    "fused C++ forward and backward (PyTorch's formulas)",
+    _ln_kernels.kernel_dtypes,
+)(_ln_kernels.layer_norm)
 
 
 def _float32_only(x: TensorSpec, *_: Any) -> Optional[str]:
