@@ -1,0 +1,153 @@
+"""``mscompat.nn.SyncBatchNorm`` under ``msrun`` with 2 CPU workers against PyTorch's
+``BatchNorm2d`` on the concatenated batch.
+
+Each rank takes its part of a global batch of 5 (rank 0: 3 samples, rank 1: 2; with
+``--empty-rank``: 5 and 0), runs 2 training steps of a ``SyncBatchNorm`` in PyNative and in
+graph mode (``ms.jit``), and writes its outputs, the gradient of the global loss
+``sum(y * g)`` with respect to its input and its local weight and bias gradients, and the running
+statistics, to ``<out>/<mode>_rank<r>.npz``. ``--compare`` then checks them against
+``torch.nn.BatchNorm2d`` on the whole batch: outputs and input gradients concatenated, weight
+gradients summed over the ranks (what the data-parallel gradient reducer does), running
+statistics equal on every rank. From the repository root, with the venv's ``python`` first on
+``PATH`` (msrun starts ``python`` from it)::
+
+    msrun --worker_num=2 --local_worker_num=2 --master_port=8131 --join=True \\
+        --log_dir=sbn_out/logs examples/dist_sync_batch_norm.py --out sbn_out
+    python examples/dist_sync_batch_norm.py --out sbn_out --compare
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence
+
+import numpy as np
+
+if __package__ in (None, ""):  # run as a script (msrun): make the repository importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+__all__ = ["compare", "main", "run_rank"]
+
+C, STEPS, MOMENTUM = 3, 2, 0.1
+MODES = ("pynative", "graph")
+
+
+def global_batches(empty_rank: bool = False) -> Dict[str, Any]:
+    """The steps' global inputs and cotangents, the initial parameters and each rank's rows."""
+    rng = np.random.default_rng(0)
+    xs = [rng.normal(2.0, 3.0, (5, C, 4, 3)).astype(np.float32) for _ in range(STEPS)]
+    gs = [rng.normal(size=(5, C, 4, 3)).astype(np.float32) for _ in range(STEPS)]
+    weight = rng.uniform(0.5, 1.5, C).astype(np.float32)
+    bias = rng.normal(size=C).astype(np.float32)
+    rows = [(0, 5), (5, 5)] if empty_rank else [(0, 3), (3, 5)]
+    return {"x": xs, "g": gs, "weight": weight, "bias": bias, "rows": rows}
+
+
+def run_rank(out: Path, empty_rank: bool = False) -> None:
+    """This rank's 2 steps in each mode, written to ``<out>/<mode>_rank<r>.npz``."""
+    import mindspore as ms
+    from mindspore import Tensor, nn
+    from mindspore.communication import get_group_size, get_rank, init
+
+    from mscompat.layers import SyncBatchNorm
+
+    ms.set_device("CPU")
+    init()
+    rank, world = get_rank(), get_group_size()
+    data = global_batches(empty_rank)
+    lo, hi = data["rows"][rank]
+
+    class Loss(nn.Cell):
+        def __init__(self, bn: nn.Cell) -> None:
+            super().__init__(auto_prefix=False)
+            self.bn = bn
+
+        def construct(self, x: Tensor, g: Tensor) -> Any:
+            y = self.bn(x)
+            return (y * g).sum(), y
+
+    out.mkdir(parents=True, exist_ok=True)
+    for mode in MODES:
+        bn = SyncBatchNorm(C, momentum=MOMENTUM)
+        bn.weight.set_data(Tensor(data["weight"]))
+        bn.bias.set_data(Tensor(data["bias"]))
+        loss = Loss(bn)
+        params = [bn.weight, bn.bias]
+        step = ms.value_and_grad(loss, (0,), params, has_aux=True)
+        if mode == "graph":
+            step = ms.jit(step)
+        res: Dict[str, np.ndarray] = {}
+        for s in range(STEPS):
+            x, g = (Tensor(np.ascontiguousarray(a[lo:hi])) for a in (data["x"][s], data["g"][s]))
+            (_, y), (dx, (dw, db)) = step(x, g)
+            res.update({f"y{s}": y.asnumpy(), f"dx{s}": dx.asnumpy()})
+            res.update({f"dw{s}": dw.asnumpy(), f"db{s}": db.asnumpy()})
+        res["running_mean"] = bn.running_mean.asnumpy()
+        res["running_var"] = bn.running_var.asnumpy()
+        res["num_batches_tracked"] = bn.num_batches_tracked.asnumpy()
+        np.savez(out / f"{mode}_rank{rank}.npz", **res)
+    print(f"rank {rank}/{world}: rows [{lo}, {hi}) done")
+
+
+def compare(out: Path, empty_rank: bool = False) -> Dict[str, Any]:
+    """Max abs differences per mode against ``torch.nn.BatchNorm2d`` on the whole batch."""
+    import torch
+
+    data = global_batches(empty_rank)
+    bn = torch.nn.BatchNorm2d(C, momentum=MOMENTUM)
+    with torch.no_grad():
+        bn.weight.copy_(torch.from_numpy(data["weight"]))
+        bn.bias.copy_(torch.from_numpy(data["bias"]))
+    ref: Dict[str, np.ndarray] = {}
+    for s in range(STEPS):
+        x = torch.from_numpy(data["x"][s]).requires_grad_()
+        bn.zero_grad()
+        y = bn(x)
+        (y * torch.from_numpy(data["g"][s])).sum().backward()
+        ref.update({f"y{s}": y.detach().numpy(), f"dx{s}": x.grad.numpy()})  # type: ignore
+        ref.update({f"dw{s}": bn.weight.grad.numpy().copy()})  # type: ignore[union-attr]
+        ref.update({f"db{s}": bn.bias.grad.numpy().copy()})  # type: ignore[union-attr]
+    ref["running_mean"], ref["running_var"] = bn.running_mean.numpy(), bn.running_var.numpy()  # type: ignore
+    figures: Dict[str, Any] = {}
+    for mode in MODES:
+        ranks: List[Dict[str, np.ndarray]] = [
+            dict(np.load(out / f"{mode}_rank{r}.npz")) for r in range(2)
+        ]
+        errs: Dict[str, float] = {}
+        for key, want in ref.items():
+            if key[:2] in ("dw", "db"):
+                got = sum(r[key] for r in ranks)
+            elif key.startswith("running"):
+                got = ranks[0][key]
+                errs[f"{key}_ranks"] = float(np.abs(ranks[0][key] - ranks[1][key]).max())
+            else:
+                got = np.concatenate([r[key] for r in ranks])
+            errs[key] = float(np.abs(np.asarray(got) - want).max())
+        errs["num_batches_tracked"] = float(min(int(r["num_batches_tracked"]) for r in ranks))
+        figures[mode] = errs
+    return figures
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description="SyncBatchNorm under msrun vs torch BatchNorm2d")
+    parser.add_argument("--out", type=Path, default=Path("sbn_out"))
+    parser.add_argument("--compare", action="store_true", help="compare the run in --out")
+    parser.add_argument("--empty-rank", action="store_true", help="rank 1 gets no sample")
+    parser.add_argument("--atol", type=float, default=1e-5)
+    args = parser.parse_args(argv)
+    if not args.compare:
+        run_rank(args.out, args.empty_rank)
+        return 0
+    figures = compare(args.out, args.empty_rank)
+    print(json.dumps(figures, indent=2))
+    worst = max(v for m in figures.values() for k, v in m.items() if k != "num_batches_tracked")
+    ok = worst <= args.atol and all(m["num_batches_tracked"] == STEPS for m in figures.values())
+    print("PASS" if ok else "FAIL", f"max abs diff {worst:.3g}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
