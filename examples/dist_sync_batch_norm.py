@@ -1,14 +1,15 @@
 """``mscompat.nn.SyncBatchNorm`` under ``msrun`` with 2 CPU workers against PyTorch's
 ``BatchNorm2d`` on the concatenated batch.
 
-Each rank takes its part of a global batch of 5 (rank 0: 3 samples, rank 1: 2; with
-``--empty-rank``: 5 and 0), runs 2 training steps of a ``SyncBatchNorm`` in PyNative and in
-graph mode (``ms.jit``), and writes its outputs, the gradient of the global loss
+Each rank takes its part of a global batch of 5 (rank 0: 3 samples, rank 1: 2), runs 2
+training steps of a ``SyncBatchNorm`` in PyNative and in graph mode (``ms.jit``), float32 (and
+float64 in PyNative), and writes its outputs, the gradient of the global loss
 ``sum(y * g)`` with respect to its input and its local weight and bias gradients, and the running
 statistics, to ``<out>/<mode>_rank<r>.npz``. ``--compare`` then checks them against
 ``torch.nn.BatchNorm2d`` on the whole batch: outputs and input gradients concatenated, weight
 gradients summed over the ranks (what the data-parallel gradient reducer does), running
-statistics equal on every rank. From the repository root, with the venv's ``python`` first on
+statistics equal on every rank. ``unsynced_y0`` is how far PyTorch's per-rank ``BatchNorm2d``
+is from that reference: what the check would see if nothing were synchronised. From the repository root, with the venv's ``python`` first on
 ``PATH`` (msrun starts ``python`` from it)::
 
     msrun --worker_num=2 --local_worker_num=2 --master_port=8131 --join=True \\
@@ -32,22 +33,22 @@ if __package__ in (None, ""):  # run as a script (msrun): make the repository im
 __all__ = ["compare", "main", "run_rank"]
 
 C, STEPS, MOMENTUM = 3, 2, 0.1
-MODES = ("pynative", "graph")
+#: (tag, graph mode, dtype)
+RUNS = (("pynative", False, "float32"), ("graph", True, "float32"), ("pynative64", False, "float64"))
 
 
-def global_batches(empty_rank: bool = False) -> Dict[str, Any]:
+def global_batches() -> Dict[str, Any]:
     """The steps' global inputs and cotangents, the initial parameters and each rank's rows."""
     rng = np.random.default_rng(0)
     xs = [rng.normal(2.0, 3.0, (5, C, 4, 3)).astype(np.float32) for _ in range(STEPS)]
     gs = [rng.normal(size=(5, C, 4, 3)).astype(np.float32) for _ in range(STEPS)]
     weight = rng.uniform(0.5, 1.5, C).astype(np.float32)
     bias = rng.normal(size=C).astype(np.float32)
-    rows = [(0, 5), (5, 5)] if empty_rank else [(0, 3), (3, 5)]
-    return {"x": xs, "g": gs, "weight": weight, "bias": bias, "rows": rows}
+    return {"x": xs, "g": gs, "weight": weight, "bias": bias, "rows": [(0, 3), (3, 5)]}
 
 
-def run_rank(out: Path, empty_rank: bool = False) -> None:
-    """This rank's 2 steps in each mode, written to ``<out>/<mode>_rank<r>.npz``."""
+def run_rank(out: Path) -> None:
+    """This rank's 2 steps in each run, written to ``<out>/<tag>_rank<r>.npz``."""
     import mindspore as ms
     from mindspore import Tensor, nn
     from mindspore.communication import get_group_size, get_rank, init
@@ -57,7 +58,7 @@ def run_rank(out: Path, empty_rank: bool = False) -> None:
     ms.set_device("CPU")
     init()
     rank, world = get_rank(), get_group_size()
-    data = global_batches(empty_rank)
+    data = global_batches()
     lo, hi = data["rows"][rank]
 
     class Loss(nn.Cell):
@@ -70,51 +71,72 @@ def run_rank(out: Path, empty_rank: bool = False) -> None:
             return (y * g).sum(), y
 
     out.mkdir(parents=True, exist_ok=True)
-    for mode in MODES:
-        bn = SyncBatchNorm(C, momentum=MOMENTUM)
-        bn.weight.set_data(Tensor(data["weight"]))
-        bn.bias.set_data(Tensor(data["bias"]))
+    for tag, graph, dtype in RUNS:
+        bn = SyncBatchNorm(C, momentum=MOMENTUM, dtype=getattr(ms, dtype))
+        bn.weight.set_data(Tensor(data["weight"].astype(dtype)))
+        bn.bias.set_data(Tensor(data["bias"].astype(dtype)))
         loss = Loss(bn)
         params = [bn.weight, bn.bias]
         step = ms.value_and_grad(loss, (0,), params, has_aux=True)
-        if mode == "graph":
+        if graph:
             step = ms.jit(step)
         res: Dict[str, np.ndarray] = {}
         for s in range(STEPS):
-            x, g = (Tensor(np.ascontiguousarray(a[lo:hi])) for a in (data["x"][s], data["g"][s]))
+            x, g = (Tensor(a[lo:hi].astype(dtype)) for a in (data["x"][s], data["g"][s]))
             (_, y), (dx, (dw, db)) = step(x, g)
             res.update({f"y{s}": y.asnumpy(), f"dx{s}": dx.asnumpy()})
             res.update({f"dw{s}": dw.asnumpy(), f"db{s}": db.asnumpy()})
         res["running_mean"] = bn.running_mean.asnumpy()
         res["running_var"] = bn.running_var.asnumpy()
         res["num_batches_tracked"] = bn.num_batches_tracked.asnumpy()
-        np.savez(out / f"{mode}_rank{rank}.npz", **res)
+        np.savez(out / f"{tag}_rank{rank}.npz", **res)
     print(f"rank {rank}/{world}: rows [{lo}, {hi}) done")
 
 
-def compare(out: Path, empty_rank: bool = False) -> Dict[str, Any]:
-    """Max abs differences per mode against ``torch.nn.BatchNorm2d`` on the whole batch."""
+def torch_reference(dtype: str) -> Dict[str, np.ndarray]:
+    """``torch.nn.BatchNorm2d`` on the whole batch: the same 2 steps, in ``dtype``."""
     import torch
 
-    data = global_batches(empty_rank)
-    bn = torch.nn.BatchNorm2d(C, momentum=MOMENTUM)
+    data = global_batches()
+    bn = torch.nn.BatchNorm2d(C, momentum=MOMENTUM, dtype=getattr(torch, dtype))
     with torch.no_grad():
         bn.weight.copy_(torch.from_numpy(data["weight"]))
         bn.bias.copy_(torch.from_numpy(data["bias"]))
     ref: Dict[str, np.ndarray] = {}
     for s in range(STEPS):
-        x = torch.from_numpy(data["x"][s]).requires_grad_()
+        x = torch.from_numpy(data["x"][s].astype(dtype)).requires_grad_()
         bn.zero_grad()
         y = bn(x)
-        (y * torch.from_numpy(data["g"][s])).sum().backward()
+        (y * torch.from_numpy(data["g"][s].astype(dtype))).sum().backward()
         ref.update({f"y{s}": y.detach().numpy(), f"dx{s}": x.grad.numpy()})  # type: ignore
         ref.update({f"dw{s}": bn.weight.grad.numpy().copy()})  # type: ignore[union-attr]
         ref.update({f"db{s}": bn.bias.grad.numpy().copy()})  # type: ignore[union-attr]
-    ref["running_mean"], ref["running_var"] = bn.running_mean.numpy(), bn.running_var.numpy()  # type: ignore
-    figures: Dict[str, Any] = {}
-    for mode in MODES:
+    ref["running_mean"] = bn.running_mean.numpy()  # type: ignore[union-attr]
+    ref["running_var"] = bn.running_var.numpy()  # type: ignore[union-attr]
+    return ref
+
+
+def _unsynced(y_ref: np.ndarray) -> float:
+    """How far per-rank (unsynchronised) batch norm is from the global batch's, at step 0."""
+    import torch
+
+    data = global_batches()
+    bn = torch.nn.BatchNorm2d(C, momentum=MOMENTUM)
+    with torch.no_grad():
+        bn.weight.copy_(torch.from_numpy(data["weight"]))
+        bn.bias.copy_(torch.from_numpy(data["bias"]))
+        parts = [bn(torch.from_numpy(data["x"][0][lo:hi])).numpy() for lo, hi in data["rows"]]
+    return float(np.abs(np.concatenate(parts) - y_ref).max())
+
+
+def compare(out: Path) -> Dict[str, Any]:
+    """Max abs differences per run against ``torch.nn.BatchNorm2d`` on the whole batch."""
+    refs = {dtype: torch_reference(dtype) for dtype in ("float32", "float64")}
+    figures: Dict[str, Any] = {"unsynced_y0": _unsynced(refs["float32"]["y0"])}
+    for tag, _, dtype in RUNS:
+        ref = refs[dtype]
         ranks: List[Dict[str, np.ndarray]] = [
-            dict(np.load(out / f"{mode}_rank{r}.npz")) for r in range(2)
+            dict(np.load(out / f"{tag}_rank{r}.npz")) for r in range(2)
         ]
         errs: Dict[str, float] = {}
         for key, want in ref.items():
@@ -127,7 +149,7 @@ def compare(out: Path, empty_rank: bool = False) -> Dict[str, Any]:
                 got = np.concatenate([r[key] for r in ranks])
             errs[key] = float(np.abs(np.asarray(got) - want).max())
         errs["num_batches_tracked"] = float(min(int(r["num_batches_tracked"]) for r in ranks))
-        figures[mode] = errs
+        figures[tag] = errs
     return figures
 
 
@@ -135,16 +157,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description="SyncBatchNorm under msrun vs torch BatchNorm2d")
     parser.add_argument("--out", type=Path, default=Path("sbn_out"))
     parser.add_argument("--compare", action="store_true", help="compare the run in --out")
-    parser.add_argument("--empty-rank", action="store_true", help="rank 1 gets no sample")
     parser.add_argument("--atol", type=float, default=1e-5)
     args = parser.parse_args(argv)
     if not args.compare:
-        run_rank(args.out, args.empty_rank)
+        run_rank(args.out)
         return 0
-    figures = compare(args.out, args.empty_rank)
+    figures = compare(args.out)
     print(json.dumps(figures, indent=2))
-    worst = max(v for m in figures.values() for k, v in m.items() if k != "num_batches_tracked")
-    ok = worst <= args.atol and all(m["num_batches_tracked"] == STEPS for m in figures.values())
+    runs = [figures[tag] for tag, _, _ in RUNS]
+    worst = max(v for m in runs for k, v in m.items() if k != "num_batches_tracked")
+    ok = worst <= args.atol and all(m["num_batches_tracked"] == STEPS for m in runs)
     print("PASS" if ok else "FAIL", f"max abs diff {worst:.3g}")
     return 0 if ok else 1
 

@@ -15,13 +15,15 @@ Not distributed, in evaluation, or in a group of one process, it is :func:`batch
 MindSpore's own ``nn.SyncBatchNorm`` (``momentum`` the weight of the old statistics, parameters
 ``gamma``/``beta``/``moving_mean``/``moving_variance``, 2-D and 4-D inputs, ``process_groups``
 as lists of ranks) and ``mint.nn.SyncBatchNorm`` (the world size fixed when the Cell is built)
-run the kernels of Ascend/GPU when synchronising.
+run the kernels of Ascend/GPU when synchronising (on CPU under ``msrun``, measured: the first
+asks for a group name, the second has no ``BatchNormStats`` kernel).
 """
 
 from __future__ import annotations
 
 from typing import Any, Optional, Tuple
 
+import mindspore as ms
 from mindspore import Parameter, Tensor, nn, ops
 from mindspore.ops import constexpr
 
@@ -61,12 +63,12 @@ def _group_of(process_group: Any) -> Tuple[str, int]:
     return group, int(get_group_size(group))
 
 
-def _channel_sums(x: Tensor, dims: Tuple[int, ...]) -> Tensor:
-    """Per-channel sums of ``x`` over ``dims``; zeros for an empty local batch, whose rank still
-    joins the all-reduces (its peers wait for it)."""
-    if x.size == 0:
-        return ops.zeros((x.shape[1],), x.dtype)
-    return x.sum(dims)
+def _all_reduce(reduce: Any, v: Tensor) -> Tensor:
+    """``reduce(v)``; float64 goes through float32 (MindSpore 2.10's CPU AllReduce has no
+    float64: the statistics of a float64 input are then about float32-accurate)."""
+    if v.dtype == ms.float64:
+        return reduce(v.astype(ms.float32)).astype(ms.float64)
+    return reduce(v)
 
 
 @register(
@@ -91,12 +93,12 @@ def _sync_batch_norm_composite(
     shape = (1, c) + (1,) * (x.ndim - 2)
     dims = (0,) + tuple(range(2, x.ndim))
     local_count = ops.fill(work, (1,), numel(x.shape) // c)
-    sums = reduce(ops.concat((_channel_sums(wide, dims), local_count)))
+    sums = _all_reduce(reduce, ops.concat((wide.sum(dims), local_count)))
     count = ops.stop_gradient(sums[c:])  # the global batch's elements per channel
     mean = sums[:c] / count
     centred = wide - mean.reshape(shape)
     # Two passes (not E[x^2] - E[x]^2): no cancellation where |mean| >> std.
-    var = reduce(_channel_sums(centred * centred, dims)) / count
+    var = _all_reduce(reduce, (centred * centred).sum(dims)) / count
     y = centred * ops.rsqrt(var + _const(eps, work)).reshape(shape)
     if running_mean is not None and running_var is not None:
         _update(running_mean, mean, momentum)
@@ -119,6 +121,15 @@ def _sync_batch_norm(
     group, world = _group_of(process_group)
     if not (training and sync) or world < 2:  # PyTorch falls back to F.batch_norm
         return _batch_norm(x, running_mean, running_var, weight, bias, training, momentum, eps)
+    if x.size == 0:
+        # PyTorch's empty rank joins the backward's all-reduce explicitly; MindSpore 2.10's
+        # autodiff prunes the gradient of empty tensors, so that rank would skip it and the
+        # ranks' collectives would pair up wrongly (measured: corrupt sums, then a crash).
+        raise ValueError(
+            f"sync_batch_norm(): every rank needs at least one sample when synchronising, but "
+            f"input.shape={x.shape} here (MindSpore's autodiff skips an empty rank's backward "
+            f"all-reduce)"
+        )
     return call(
         "layers.sync_batch_norm", x, running_mean, running_var, weight, bias, momentum, eps, group
     )
@@ -143,13 +154,18 @@ def sync_batch_norm(
         \\sigma^2_c = \\frac{1}{N} \\sum_{r} \\sum_{i \\in r} (x_{i,c} - \\mu_c)^2, \\quad
         y_{i,c} = \\frac{x_{i,c} - \\mu_c}{\\sqrt{\\sigma^2_c + \\epsilon}}\\, w_c + b_c
 
-    with :math:`N` the global count per channel (the ranks' batches may differ in size, one
-    may be empty). ``training`` with :func:`mindspore.communication.init` called and two or
+    with :math:`N` the global count per channel (the ranks' batches may differ in size; unlike
+    PyTorch, none may be empty: see Raises). ``training`` with :func:`mindspore.communication.init` called and two or
     more ranks in the group: the sums are all-reduced, the running statistics (the same on
     every rank) updated with :math:`\\mu` and the unbiased :math:`\\sigma^2 N / (N - 1)`, and
     the gradients are those of PyTorch's ``SyncBatchNorm`` (see the module's notes).
     Otherwise exactly :func:`batch_norm`. Works in PyNative and under ``ms.jit``; every rank
     must call it the same number of times (it is a collective).
+
+    .. note::
+        MindSpore 2.10's CPU ``AllReduce`` takes no float64: a float64 input's sums are
+        all-reduced in float32, so its synchronised statistics are float32-accurate (about
+        1e-7 relative). float16 is computed and all-reduced in float32, rounded once.
 
     Args:
         input (Tensor[N, C, ...]): float16, float32 or float64, at least 2 dims.
