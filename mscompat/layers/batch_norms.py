@@ -269,6 +269,13 @@ class _BatchNorm(nn.Cell):
     def construct(self, input: Tensor) -> Tensor:
         x = check_float_tensor(input, "input")
         self._check_input_dim(x)
+        if x.shape[1] != self.num_features and (
+            self.weight is not None or self.running_mean is not None
+        ):
+            raise ValueError(
+                f"{type(self).__name__}: input.shape[1] must be num_features="
+                f"{self.num_features} (channels), but got input.shape={x.shape}"
+            )
         factor: Factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.num_batches_tracked is not None:
             ops.assign_add(self.num_batches_tracked, Tensor(1, ms.int64))
