@@ -9,8 +9,9 @@ statistics, to ``<out>/<mode>_rank<r>.npz``. ``--compare`` then checks them agai
 ``torch.nn.BatchNorm2d`` on the whole batch: outputs and input gradients concatenated, weight
 gradients summed over the ranks (what the data-parallel gradient reducer does), running
 statistics equal on every rank. ``unsynced_y0`` is how far PyTorch's per-rank ``BatchNorm2d``
-is from that reference: what the check would see if nothing were synchronised. From the repository root, with the venv's ``python`` first on
-``PATH`` (msrun starts ``python`` from it)::
+is from that reference: what the check would see if nothing were synchronised. From the
+repository root, with the venv's ``python`` first on ``PATH`` (msrun starts ``python`` from
+it)::
 
     msrun --worker_num=2 --local_worker_num=2 --master_port=8131 --join=True \\
         --log_dir=sbn_out/logs examples/dist_sync_batch_norm.py --out sbn_out
@@ -34,7 +35,11 @@ __all__ = ["compare", "main", "run_rank"]
 
 C, STEPS, MOMENTUM = 3, 2, 0.1
 #: (tag, graph mode, dtype)
-RUNS = (("pynative", False, "float32"), ("graph", True, "float32"), ("pynative64", False, "float64"))
+RUNS = (
+    ("pynative", False, "float32"),
+    ("graph", True, "float32"),
+    ("pynative64", False, "float64"),
+)
 
 
 def global_batches() -> Dict[str, Any]:

@@ -155,9 +155,10 @@ def sync_batch_norm(
         y_{i,c} = \\frac{x_{i,c} - \\mu_c}{\\sqrt{\\sigma^2_c + \\epsilon}}\\, w_c + b_c
 
     with :math:`N` the global count per channel (the ranks' batches may differ in size; unlike
-    PyTorch, none may be empty: see Raises). ``training`` with :func:`mindspore.communication.init` called and two or
-    more ranks in the group: the sums are all-reduced, the running statistics (the same on
-    every rank) updated with :math:`\\mu` and the unbiased :math:`\\sigma^2 N / (N - 1)`, and
+    PyTorch, none may be empty: see Raises). ``training`` with
+    :func:`mindspore.communication.init` called and two or more ranks in the group: the sums
+    are all-reduced, the running statistics (the same on every rank) updated with
+    :math:`\\mu` and the unbiased :math:`\\sigma^2 N / (N - 1)`, and
     the gradients are those of PyTorch's ``SyncBatchNorm`` (see the module's notes).
     Otherwise exactly :func:`batch_norm`. Works in PyNative and under ``ms.jit``; every rank
     must call it the same number of times (it is a collective).
@@ -271,9 +272,10 @@ class SyncBatchNorm(_BatchNorm):
 
         Converts mscompat's ``BatchNorm1d/2d/3d`` (and ``SyncBatchNorm``), MindSpore's
         ``nn.BatchNorm1d/2d/3d`` (whose ``momentum`` attribute is already PyTorch's; ``affine``
-        where ``gamma`` is trainable; ``gamma``/``beta``/``moving_mean``/``moving_variance`` become ``weight``/``bias``/
-        ``running_mean``/``running_var``) and ``mint.nn.BatchNorm1d/2d/3d``, recursively; their
-        values, train mode and parameter names' prefixes are kept.
+        where ``gamma`` is trainable; ``gamma``/``beta``/``moving_mean``/``moving_variance``
+        become ``weight``/``bias``/``running_mean``/``running_var``) and
+        ``mint.nn.BatchNorm1d/2d/3d``, recursively; their values, train mode and parameter
+        names' prefixes are kept.
 
         .. note::
             PyTorch's converted module shares the old module's tensors; here the values are
@@ -326,7 +328,8 @@ def _as_sync(cls: Any, module: nn.Cell, group: Optional[str]) -> Optional[nn.Cel
     from mindspore.nn.layer.normalization import _BatchNorm as MsBatchNorm
 
     if isinstance(module, (_BatchNorm, MintBatchNorm)):
-        values = {n: getattr(module, n, None) for n, _ in _MS_NAMES + (("num_batches_tracked", ""),)}
+        names = [n for n, _ in _MS_NAMES] + ["num_batches_tracked"]
+        values = {n: getattr(module, n, None) for n in names}
         momentum = module.momentum
         affine, tracked = bool(module.affine), bool(module.track_running_stats)
     elif isinstance(module, MsBatchNorm):  # its momentum attribute is already PyTorch's

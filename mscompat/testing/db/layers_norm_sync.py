@@ -15,7 +15,7 @@ from typing import Any, Iterator, List, Optional
 import numpy as np
 
 from mscompat import layers as L
-from mscompat.testing.db._common import normal, torch_entry
+from mscompat.testing.db._common import bench, normal, torch_entry
 from mscompat.testing.db.layers_norm import _F16_INSTANCE
 from mscompat.testing.opinfo import ErrorInput, OpInfo, SampleInput
 
@@ -99,6 +99,9 @@ OPS: List[OpInfo] = [
         sample_inputs=_samples,
         error_inputs=_errors,
         tolerance_overrides=_F16_INSTANCE,
+        bench_input=bench(
+            (16, 64, 32, 32), None, None, None, None, True, name="(16, 64, 32, 32) training"
+        ),
     ),
     torch_entry(
         "layers.SyncBatchNorm",
