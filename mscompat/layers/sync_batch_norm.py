@@ -184,10 +184,13 @@ def sync_batch_norm(
     Raises:
         TypeError: non-float tensors, non-str ``process_group``, as :func:`batch_norm`.
         ValueError: fewer than 2 dims, statistics or parameters of another shape, running
-            statistics missing when not training.
+            statistics missing when not training; an empty local batch when synchronising
+            (MindSpore 2.10's autodiff would skip this rank's backward all-reduce and leave
+            the others waiting: raised on that rank, before any collective).
 
     Example:
-        >>>         >>> from mscompat.layers import sync_batch_norm
+        >>> import mindspore as ms
+        >>> from mscompat.layers import sync_batch_norm
         >>> x = ms.Tensor([[1.0], [3.0]])  # one process: batch_norm
         >>> sync_batch_norm(x, None, None, training=True, eps=0.0).asnumpy().tolist()
         [[-1.0], [1.0]]
@@ -219,7 +222,8 @@ class SyncBatchNorm(_BatchNorm):
         - input: ``(N, C, ...)``, at least 2 dims; output: the same.
 
     Example:
-        >>>         >>> from mscompat.layers import SyncBatchNorm
+        >>> import mindspore as ms
+        >>> from mscompat.layers import SyncBatchNorm
         >>> bn = SyncBatchNorm(1, eps=0.0)
         >>> bn(ms.Tensor([[1.0], [3.0]])).asnumpy().tolist(), bn.running_var.asnumpy().tolist()
         ([[-1.0], [1.0]], [1.100000023841858])
@@ -334,7 +338,7 @@ def _as_sync(cls: Any, module: nn.Cell, group: Optional[str]) -> Optional[nn.Cel
         affine, tracked = bool(module.affine), bool(module.track_running_stats)
     elif isinstance(module, MsBatchNorm):  # its momentum attribute is already PyTorch's
         values = {ours: getattr(module, theirs, None) for ours, theirs in _MS_NAMES}
-        momentum = float(module.momentum)
+        momentum = round(float(module.momentum), 12)  # 1 - 0.9 is 0.09999999999999998
         affine, tracked = bool(module.gamma.requires_grad), True
     else:
         return None
