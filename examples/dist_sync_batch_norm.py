@@ -9,7 +9,10 @@ statistics, to ``<out>/<mode>_rank<r>.npz``. ``--compare`` then checks them agai
 ``torch.nn.BatchNorm2d`` on the whole batch: outputs and input gradients concatenated, weight
 gradients summed over the ranks (what the data-parallel gradient reducer does), running
 statistics equal on every rank. ``unsynced_y0`` is how far PyTorch's per-rank ``BatchNorm2d``
-is from that reference: what the check would see if nothing were synchronised. From the
+is from that reference: what the check would see if nothing were synchronised. Then a port's
+training step: ``Conv2d`` + ReLU + MindSpore's ``nn.BatchNorm2d`` converted by
+``SyncBatchNorm.convert_sync_batchnorm``, 2 SGD steps of ``TrainOneStepCell`` under
+``DATA_PARALLEL``, against ``torch.optim.SGD`` on the whole batch (``train``). From the
 repository root, with the venv's ``python`` first on ``PATH`` (msrun starts ``python`` from
 it)::
 
@@ -33,7 +36,7 @@ if __package__ in (None, ""):  # run as a script (msrun): make the repository im
 
 __all__ = ["compare", "main", "run_rank"]
 
-C, STEPS, MOMENTUM = 3, 2, 0.1
+C, STEPS, MOMENTUM, LR = 3, 2, 0.1, 0.01
 #: (tag, graph mode, dtype)
 RUNS = (
     ("pynative", False, "float32"),
@@ -95,7 +98,57 @@ def run_rank(out: Path) -> None:
         res["running_var"] = bn.running_var.asnumpy()
         res["num_batches_tracked"] = bn.num_batches_tracked.asnumpy()
         np.savez(out / f"{tag}_rank{rank}.npz", **res)
+    train_rank(out, rank, world)
     print(f"rank {rank}/{world}: rows [{lo}, {hi}) done")
+
+
+def _target(data: Dict[str, Any], step: int) -> np.ndarray:
+    """The training check's regression target at ``step``: ``(5, 4, 4, 3)``."""
+    g = data["g"][step]
+    return np.ascontiguousarray(np.concatenate([g, g[:, :1]], axis=1))
+
+
+def _train_init() -> Dict[str, np.ndarray]:
+    """The training check's initial parameters, by PyTorch's (and the converted Cells') names."""
+    rng = np.random.default_rng(1)
+    return {
+        "0.weight": rng.normal(0.0, 0.3, (4, C, 3, 3)).astype(np.float32),
+        "0.bias": rng.normal(size=4).astype(np.float32),
+        "2.weight": rng.uniform(0.5, 1.5, 4).astype(np.float32),
+        "2.bias": rng.normal(size=4).astype(np.float32),
+    }
+
+
+def train_rank(out: Path, rank: int, world: int) -> None:
+    """A port's training: ``Conv2d`` + ReLU + MindSpore's ``nn.BatchNorm2d`` turned into a
+    ``SyncBatchNorm`` by ``convert_sync_batchnorm``, 2 SGD steps of ``TrainOneStepCell`` in
+    graph mode under ``DATA_PARALLEL`` (gradients summed: the summed loss of the global
+    batch); writes the parameters and running statistics to ``<out>/train_rank<r>.npz``."""
+    import mindspore as ms
+    from mindspore import Tensor, nn
+
+    from mscompat.layers import Conv2d, SyncBatchNorm
+
+    ms.set_context(mode=ms.GRAPH_MODE)
+    ms.set_auto_parallel_context(
+        parallel_mode=ms.ParallelMode.DATA_PARALLEL, gradients_mean=False, device_num=world
+    )
+    net = nn.SequentialCell([Conv2d(C, 4, 3, padding=1), nn.ReLU(), nn.BatchNorm2d(4)])
+    init = _train_init()
+    net[0].weight.set_data(Tensor(init["0.weight"]))
+    net[0].bias.set_data(Tensor(init["0.bias"]))
+    net[2].gamma.set_data(Tensor(init["2.weight"]))
+    net[2].beta.set_data(Tensor(init["2.bias"]))
+    net = SyncBatchNorm.convert_sync_batchnorm(net)
+    net.set_train(True)
+    loss = nn.WithLossCell(net, nn.MSELoss(reduction="sum"))
+    step = nn.TrainOneStepCell(loss, nn.SGD(net.trainable_params(), learning_rate=LR))
+    step.set_train()
+    data = global_batches()
+    lo, hi = data["rows"][rank]
+    for s in range(STEPS):
+        step(Tensor(data["x"][s][lo:hi]), Tensor(_target(data, s)[lo:hi]))
+    np.savez(out / f"train_rank{rank}.npz", **{p.name: p.asnumpy() for p in net.get_parameters()})
 
 
 def torch_reference(dtype: str) -> Dict[str, np.ndarray]:
@@ -134,10 +187,37 @@ def _unsynced(y_ref: np.ndarray) -> float:
     return float(np.abs(np.concatenate(parts) - y_ref).max())
 
 
+def _compare_training(out: Path) -> Dict[str, float]:
+    """``train_rank``'s parameters against PyTorch's SGD on the whole batch (max abs diff per
+    name, and between the ranks)."""
+    import torch
+
+    data = global_batches()
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(
+        torch.nn.Conv2d(C, 4, 3, padding=1), torch.nn.ReLU(), torch.nn.BatchNorm2d(4)
+    )
+    with torch.no_grad():
+        for name, value in _train_init().items():
+            net.state_dict()[name].copy_(torch.from_numpy(value))
+    opt = torch.optim.SGD(net.parameters(), lr=LR)
+    for s in range(STEPS):
+        opt.zero_grad()
+        y = net(torch.from_numpy(data["x"][s]))
+        ((y - torch.from_numpy(_target(data, s))) ** 2).sum().backward()
+        opt.step()
+    ranks = [dict(np.load(out / f"train_rank{r}.npz")) for r in range(2)]
+    errs = {"ranks": max(float(np.abs(ranks[0][k] - ranks[1][k]).max()) for k in ranks[0])}
+    for name, want in net.state_dict().items():
+        errs[name] = float(np.abs(ranks[0][name] - want.numpy()).max())
+    return errs
+
+
 def compare(out: Path) -> Dict[str, Any]:
     """Max abs differences per run against ``torch.nn.BatchNorm2d`` on the whole batch."""
     refs = {dtype: torch_reference(dtype) for dtype in ("float32", "float64")}
     figures: Dict[str, Any] = {"unsynced_y0": _unsynced(refs["float32"]["y0"])}
+    figures["train"] = _compare_training(out)
     for tag, _, dtype in RUNS:
         ref = refs[dtype]
         ranks: List[Dict[str, np.ndarray]] = [
@@ -170,7 +250,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     figures = compare(args.out)
     print(json.dumps(figures, indent=2))
     runs = [figures[tag] for tag, _, _ in RUNS]
-    worst = max(v for m in runs for k, v in m.items() if k != "num_batches_tracked")
+    worst = max(
+        v for m in runs + [figures["train"]] for k, v in m.items() if k != "num_batches_tracked"
+    )
     ok = worst <= args.atol and all(m["num_batches_tracked"] == STEPS for m in runs)
     print("PASS" if ok else "FAIL", f"max abs diff {worst:.3g}")
     return 0 if ok else 1
