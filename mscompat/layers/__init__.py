@@ -184,8 +184,8 @@ from mscompat.layers.softmax import glu as glu
 from mscompat.layers.softmax import log_softmax as log_softmax
 from mscompat.layers.softmax import softmax as softmax
 from mscompat.layers.softmax import softmin as softmin
-from mscompat.layers.sync_batch_norm import SyncBatchNorm as SyncBatchNorm
-from mscompat.layers.sync_batch_norm import sync_batch_norm as sync_batch_norm
+from mscompat.layers.sync_norm import SyncBatchNorm as SyncBatchNorm
+from mscompat.layers.sync_norm import sync_batch_norm as sync_batch_norm
 
 # fmt: off
 __all__: List[str] = [

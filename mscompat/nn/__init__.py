@@ -115,7 +115,7 @@ from mscompat.layers.softmax import GLU as GLU
 from mscompat.layers.softmax import LogSoftmax as LogSoftmax
 from mscompat.layers.softmax import Softmax as Softmax
 from mscompat.layers.softmax import Softmin as Softmin
-from mscompat.layers.sync_batch_norm import SyncBatchNorm as SyncBatchNorm
+from mscompat.layers.sync_norm import SyncBatchNorm as SyncBatchNorm
 
 # mscompat.nn.functional is reachable from mscompat.nn as torch.nn.functional is
 from mscompat.nn import functional as functional

@@ -1,5 +1,5 @@
 """Op database entries for ``sync_batch_norm`` and ``SyncBatchNorm``
-(``mscompat.layers.sync_batch_norm``): the single-process path, which PyTorch runs too.
+(``mscompat.layers.sync_norm``): the single-process path, which PyTorch runs too.
 
 Not distributed, :class:`torch.nn.SyncBatchNorm` is ``F.batch_norm`` on CPU (it raises only
 when ``torch.distributed`` is initialised and the input is not on a GPU), so the Cell is
