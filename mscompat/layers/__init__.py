@@ -184,6 +184,8 @@ from mscompat.layers.softmax import glu as glu
 from mscompat.layers.softmax import log_softmax as log_softmax
 from mscompat.layers.softmax import softmax as softmax
 from mscompat.layers.softmax import softmin as softmin
+from mscompat.layers.sync_norm import SyncBatchNorm as SyncBatchNorm
+from mscompat.layers.sync_norm import sync_batch_norm as sync_batch_norm
 
 # fmt: off
 __all__: List[str] = [
@@ -200,9 +202,9 @@ __all__: List[str] = [
     "NLLLoss", "PReLU", "PairwiseDistance", "PoissonNLLLoss", "RMSNorm", "RReLU", "ReLU", "ReLU6",
     "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
     "ReplicationPad3d", "SELU", "SiLU", "Sigmoid", "SmoothL1Loss", "SoftMarginLoss", "Softmax",
-    "Softmin", "Softplus", "Softshrink", "Softsign", "Tanh", "Tanhshrink", "Threshold",
-    "TripletMarginLoss", "TripletMarginWithDistanceLoss", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
-    "alpha_dropout", "batch_norm", "bilinear", "binary_cross_entropy",
+    "Softmin", "Softplus", "Softshrink", "Softsign", "SyncBatchNorm", "Tanh", "Tanhshrink",
+    "Threshold", "TripletMarginLoss", "TripletMarginWithDistanceLoss", "ZeroPad1d", "ZeroPad2d",
+    "ZeroPad3d", "alpha_dropout", "batch_norm", "bilinear", "binary_cross_entropy",
     "binary_cross_entropy_with_logits", "celu", "celu_", "conv1d", "conv2d", "conv3d",
     "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "cosine_embedding_loss",
     "cross_entropy", "dropout", "dropout1d", "dropout2d", "dropout3d", "elu", "elu_", "embedding",
@@ -214,8 +216,8 @@ __all__: List[str] = [
     "nll_loss", "normalize", "pad", "pairwise_distance", "poisson_nll_loss", "prelu", "relu",
     "relu6", "relu_", "rms_norm", "rrelu", "rrelu_", "scaled_dot_product_attention", "selu",
     "selu_", "sigmoid", "silu", "smooth_l1_loss", "soft_margin_loss", "softmax", "softmin",
-    "softplus", "softshrink", "softsign", "tanh", "tanhshrink", "threshold", "threshold_",
-    "triplet_margin_loss", "triplet_margin_with_distance_loss",
+    "softplus", "softshrink", "softsign", "sync_batch_norm", "tanh", "tanhshrink", "threshold",
+    "threshold_", "triplet_margin_loss", "triplet_margin_with_distance_loss",
 ]
 # fmt: on
 # END GENERATED

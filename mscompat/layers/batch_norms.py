@@ -28,6 +28,9 @@ from mscompat.layers.normalization import _const, _work
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "batch_norm"]
 
 Factor = Union[float, Tensor]  # the momentum: a Tensor for the cumulative average of a Cell
+Stat = Optional[Tensor]
+#: input, running_mean, running_var, weight, bias, training, momentum, eps
+BatchNormArgs = Tuple[Tensor, Stat, Stat, Stat, Stat, bool, float, float]
 
 
 def _update(stat: Tensor, new: Tensor, factor: Factor) -> None:
@@ -157,20 +160,38 @@ def batch_norm(
         >>> batch_norm(x, None, None, training=True, eps=0.0).asnumpy().tolist()
         [[-1.0], [1.0]]
     """
+    args = check_batch_norm_args(
+        "batch_norm", input, running_mean, running_var, weight, bias, training, momentum, eps
+    )
+    return _batch_norm(*args)
+
+
+def check_batch_norm_args(
+    fn: str,
+    input: Any,
+    running_mean: Any,
+    running_var: Any,
+    weight: Any,
+    bias: Any,
+    training: Any,
+    momentum: Any,
+    eps: Any,
+) -> BatchNormArgs:
+    """The arguments of :func:`batch_norm` (and its synchronised variant ``fn``), checked."""
     x = check_float_tensor(input, "input")
     if x.ndim < 2:
-        raise ValueError(
-            f"batch_norm(): input must be (N, C, *) with at least 2 dims, got {x.shape}"
-        )
-    training = check_bool(training, "training")
-    m = check_number(momentum, "momentum")
-    e = check_number(eps, "eps")
+        raise ValueError(f"{fn}(): input must be (N, C, *) with at least 2 dims, got {x.shape}")
     c = (x.shape[1],)
-    running_mean = check_param(running_mean, "running_mean", c, "batch_norm")
-    running_var = check_param(running_var, "running_var", c, "batch_norm")
-    weight = check_param(weight, "weight", c, "batch_norm")
-    bias = check_param(bias, "bias", c, "batch_norm")
-    return _batch_norm(x, running_mean, running_var, weight, bias, training, m, e)
+    return (
+        x,
+        check_param(running_mean, "running_mean", c, fn),
+        check_param(running_var, "running_var", c, fn),
+        check_param(weight, "weight", c, fn),
+        check_param(bias, "bias", c, fn),
+        check_bool(training, "training"),
+        check_number(momentum, "momentum"),
+        check_number(eps, "eps"),
+    )
 
 
 def _batch_norm(
@@ -215,6 +236,8 @@ class _BatchNorm(nn.Cell):
         track_running_stats: bool = True,
         device: Any = None,
         dtype: Any = None,
+        *,
+        bias: bool = True,
     ) -> None:
         super().__init__()
         if not is_int(num_features) or num_features <= 0:
@@ -229,7 +252,8 @@ class _BatchNorm(nn.Cell):
         self.weight = self.bias = None
         if affine:
             self.weight = Parameter(Tensor(np.ones(c), dt), name="weight")
-            self.bias = Parameter(Tensor(np.zeros(c), dt), name="bias")
+            if check_bool(bias, "bias"):
+                self.bias = Parameter(Tensor(np.zeros(c), dt), name="bias")
         self.running_mean = self.running_var = self.num_batches_tracked = None
         if track_running_stats:
             self.running_mean = Parameter(
@@ -244,9 +268,14 @@ class _BatchNorm(nn.Cell):
 
     def construct(self, input: Tensor) -> Tensor:
         x = check_float_tensor(input, "input")
-        if x.ndim not in self._DIMS:
-            want = " or ".join(f"{d}D" for d in self._DIMS)
-            raise ValueError(f"{type(self).__name__}: expected {want} input (got {x.ndim}D input)")
+        self._check_input_dim(x)
+        if x.shape[1] != self.num_features and (
+            self.weight is not None or self.running_mean is not None
+        ):
+            raise ValueError(
+                f"{type(self).__name__}: input.shape[1] must be num_features="
+                f"{self.num_features} (channels), but got input.shape={x.shape}"
+            )
         factor: Factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.num_batches_tracked is not None:
             ops.assign_add(self.num_batches_tracked, Tensor(1, ms.int64))
@@ -254,15 +283,24 @@ class _BatchNorm(nn.Cell):
                 factor = 1.0 / self.num_batches_tracked.astype(ms.float32)
         use_batch = self.training or self.running_mean is None
         keep = not self.training or self.track_running_stats
-        return _batch_norm(
+        return self._normalize(
             x,
             self.running_mean if keep else None,
             self.running_var if keep else None,
-            self.weight,
-            self.bias,
             use_batch,
             factor,
-            self.eps,
+        )
+
+    def _check_input_dim(self, x: Tensor) -> None:
+        if x.ndim not in self._DIMS:
+            want = " or ".join(f"{d}D" for d in self._DIMS)
+            raise ValueError(f"{type(self).__name__}: expected {want} input (got {x.ndim}D input)")
+
+    def _normalize(
+        self, x: Tensor, running_mean: Stat, running_var: Stat, training: bool, factor: Factor
+    ) -> Tensor:
+        return _batch_norm(
+            x, running_mean, running_var, self.weight, self.bias, training, factor, self.eps
         )
 
 

@@ -115,6 +115,7 @@ from mscompat.layers.softmax import GLU as GLU
 from mscompat.layers.softmax import LogSoftmax as LogSoftmax
 from mscompat.layers.softmax import Softmax as Softmax
 from mscompat.layers.softmax import Softmin as Softmin
+from mscompat.layers.sync_norm import SyncBatchNorm as SyncBatchNorm
 
 # mscompat.nn.functional is reachable from mscompat.nn as torch.nn.functional is
 from mscompat.nn import functional as functional
@@ -169,9 +170,9 @@ __all__: List[str] = [
     "RMSNorm", "RReLU", "ReLU", "ReLU6", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d",
     "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "SELU", "SiLU", "Sigmoid",
     "SmoothL1Loss", "SoftMarginLoss", "Softmax", "Softmin", "Softplus", "Softshrink", "Softsign",
-    "Tanh", "Tanhshrink", "Threshold", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
-    "Unflatten", "Unfold", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d", "ZeroPad1d",
-    "ZeroPad2d", "ZeroPad3d",
+    "SyncBatchNorm", "Tanh", "Tanhshrink", "Threshold", "TripletMarginLoss",
+    "TripletMarginWithDistanceLoss", "Unflatten", "Unfold", "Upsample", "UpsamplingBilinear2d",
+    "UpsamplingNearest2d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
 ]
 # fmt: on
 # END GENERATED
