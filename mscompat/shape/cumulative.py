@@ -17,11 +17,13 @@ Values and positions come from a dispatched primitive (``shape.cummax`` / ``shap
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Dict, Tuple
 
 import mindspore as ms
 import numpy as np
 from mindspore import Tensor, ops
+from mindspore.ops import constexpr
 
 from mscompat._checks import check_tensor, wrap_dim
 from mscompat.custom_ops.aot import (
@@ -73,11 +75,22 @@ LIBRARY = KernelLibrary(
 KERNELS = LIBRARY.kernels
 
 
+@functools.lru_cache(maxsize=None)
+def _cached_params(axis: int, is_min: bool) -> Tensor:
+    return Tensor((axis, int(is_min)), ms.int64)
+
+
+@constexpr
+def _params(axis: int, is_min: bool) -> Tensor:
+    """The kernel's parameter vector: a constant of the graph; in PyNative built once per
+    (axis, is_min) (a Tensor costs 30 us to build)."""
+    return _cached_params(axis, is_min)
+
+
 @LIBRARY.backend(_OPS, "C++ scan, PyTorch's rule; C++ scatter-add gradient")
 def _cumulative_aot(x: Tensor, axis: int, is_min: bool) -> Tuple[Tensor, Tensor]:
-    # The kernel takes every dtype as it is: no cast around it; the parameters are a constant.
-    params = Tensor((axis, int(is_min)), ms.int64)
-    values, idx = KERNELS[device_target()]["CumExtreme"](x, params)
+    # The kernel takes every dtype as it is: no cast around it.
+    values, idx = KERNELS[device_target()]["CumExtreme"](x, _params(axis, is_min))
     return values, idx
 
 
