@@ -123,8 +123,7 @@ def main() -> None:
             continue
         th_ms, ms_ms, ratio, lo, hi, med = _compare(ours, theirs, args.rounds, args.repeat)
         print(
-            f"{name:32s} {th_ms:9.3f} {ms_ms:9.3f} {ratio:6.2f} [{lo:5.2f}, {hi:5.2f}] "
-            f"{med:10.2f}",
+            f"{name:32s} {th_ms:9.3f} {ms_ms:9.3f} {ratio:6.2f} [{lo:5.2f}, {hi:5.2f}] {med:10.2f}",
             flush=True,
         )
     print(f"load after: {os.getloadavg()[0]:.2f}")

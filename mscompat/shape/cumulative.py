@@ -75,7 +75,7 @@ LIBRARY = KernelLibrary(
 KERNELS = LIBRARY.kernels
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _cached_params(axis: int, is_min: bool) -> Tensor:
     return Tensor((axis, int(is_min)), ms.int64)
 

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "common.h"
 #include "half.h"
@@ -101,29 +102,57 @@ bool Split(int nd, const int64_t *shape, int64_t dim, int64_t *outer, int64_t *n
   return true;
 }
 
+// One line of n elements `stride` apart. float/double: while the extreme is not NaN, x
+// replaces it unless x < out (x > out for the minimum), which covers x NaN too: one compare
+// per element; once it is NaN only a NaN replaces it.
+template <typename T, bool kMin>
+void ScanLine(const T *x, int64_t n, int64_t stride, T *values, int64_t *idx) {
+  T out = x[0];
+  int64_t at = 0, i = 0;
+  if constexpr (std::is_floating_point<T>::value) {
+    for (; i < n && out == out; ++i) {
+      const T v = x[i * stride];
+      if (!(kMin ? v > out : v < out)) {
+        out = v;
+        at = i;
+      }
+      values[i * stride] = out;
+      idx[i * stride] = at;
+    }
+    for (; i < n; ++i) {
+      const T v = x[i * stride];
+      if (v != v) {
+        out = v;
+        at = i;
+      }
+      values[i * stride] = out;
+      idx[i * stride] = at;
+    }
+  } else {
+    auto key = Key(out);
+    bool nan = IsNan(out);
+    for (; i < n; ++i) {
+      const T v = x[i * stride];
+      const auto kv = Key(v);
+      const bool v_nan = IsNan(v);
+      if (v_nan || (!nan && (kMin ? kv <= key : kv >= key))) {
+        out = v;
+        key = kv;
+        nan = v_nan;
+        at = i;
+      }
+      values[i * stride] = out;
+      idx[i * stride] = at;
+    }
+  }
+}
+
 template <typename T, bool kMin>
 void ScanLines(const T *x, int64_t outer, int64_t n, int64_t inner, T *values, int64_t *idx) {
   mscompat::ParallelFor(outer * inner, outer * inner * n, [=](int64_t begin, int64_t end) {
     for (int64_t line = begin; line < end; ++line) {
       const int64_t base = (line / inner) * n * inner + line % inner;
-      T out = x[base];
-      auto key = Key(out);
-      bool nan = IsNan(out);
-      int64_t at = 0;
-      for (int64_t i = 0; i < n; ++i) {
-        const int64_t k = base + i * inner;
-        const T v = x[k];
-        const auto kv = Key(v);
-        const bool v_nan = IsNan(v);
-        if (v_nan || (!nan && (kMin ? kv <= key : kv >= key))) {
-          out = v;
-          key = kv;
-          nan = v_nan;
-          at = i;
-        }
-        values[k] = out;
-        idx[k] = at;
-      }
+      ScanLine<T, kMin>(x + base, n, inner, values + base, idx + base);
     }
   });
 }
