@@ -11,8 +11,8 @@
 //   CumExtremeGrad(dvalues, idx, p=[dim, is_min]) -> dx (dvalues' shape and dtype)
 //
 // x: float16/32/64, int8/16/32/64, uint8, bool (float16 ordered through its bits, exactly as
-// PyTorch compares it as float; bool as uint8); dvalues: float16/32/64 (float16 sums rounded
-// to float16 at each step, as c10::Half). Each scan runs along `dim` of the tensor as it is
+// PyTorch compares it as float; bool as uint8); dvalues: float16/32/64 (float16 summed in
+// float and rounded once, as PyTorch's scatter_add). Each scan runs along `dim` of the tensor as it is
 // ((outer, n, inner) strides, no transpose). Lines are independent, so each thread owns whole
 // lines (no atomics in the gradient); large inputs are split over threads (parallel.h).
 
@@ -49,7 +49,7 @@ inline bool IsNan(T v) {
 }
 inline bool IsNan(Half v) { return (v.bits & 0x7FFF) > 0x7C00; }
 
-// float16 <-> float32, exact for the float16 direction; RoundToHalf first for the other.
+// float16 <-> float32: exact to float; from float, v must be a float16 value (RoundToHalf'ed).
 inline float ToFloat(Half h) {
   const uint32_t sign = static_cast<uint32_t>(h.bits & 0x8000) << 16;
   const uint32_t exp = (h.bits >> 10) & 0x1F, frac = h.bits & 0x3FF;
@@ -82,14 +82,17 @@ inline Half FromFloat(float v) {  // v: a float16 value held in a float (RoundTo
   return Half{static_cast<uint16_t>(sign | (((mag >> 23) - 112) << 10) | ((mag >> 13) & 0x3FF))};
 }
 
-// a + b in T's arithmetic (float16: in float, rounded to float16, as c10::Half).
+// Gradient sums: in T, float16's in float, rounded once (as PyTorch's scatter_add).
 template <typename T>
-inline T Add(T a, T b) {
-  return a + b;
+inline T ToAcc(T v) {
+  return v;
 }
-inline Half Add(Half a, Half b) {
-  return FromFloat(mscompat::RoundToHalf(ToFloat(a) + ToFloat(b)));
+inline float ToAcc(Half v) { return ToFloat(v); }
+template <typename T>
+inline void Store(T &slot, T v) {
+  slot = v;
 }
+inline void Store(Half &slot, float v) { slot = FromFloat(mscompat::RoundToHalf(v)); }
 
 // The (outer, n, inner) split of a shape around `dim`; false if dim is out of range.
 bool Split(int nd, const int64_t *shape, int64_t dim, int64_t *outer, int64_t *n,
@@ -157,8 +160,9 @@ void ScanLines(const T *x, int64_t outer, int64_t n, int64_t inner, T *values, i
   });
 }
 
-// dx = 0, then dx[idx[i]] += dvalues[i] along each line, i ascending; false for an index
-// outside [0, n).
+// dx = 0, then dx[idx[i]] += dvalues[i] along each line, i ascending: each run of equal
+// positions (the forward's positions only grow along a line) summed in its accumulation type
+// and added once; false for an index outside [0, n).
 template <typename T>
 bool GradLines(const T *dv, const int64_t *idx, int64_t outer, int64_t n, int64_t inner, T *dx) {
   std::atomic<bool> ok{true};
@@ -166,15 +170,22 @@ bool GradLines(const T *dv, const int64_t *idx, int64_t outer, int64_t n, int64_
   mscompat::ParallelFor(outer * inner, outer * inner * n, [&, dv, idx, dx](int64_t b, int64_t e) {
     for (int64_t line = b; line < e; ++line) {
       const int64_t base = (line / inner) * n * inner + line % inner;
+      int64_t run = -1;
+      decltype(ToAcc(T{})) sum = 0;
       for (int64_t i = 0; i < n; ++i) {
         const int64_t j = idx[base + i * inner];
         if (static_cast<uint64_t>(j) >= static_cast<uint64_t>(n)) {
           ok = false;
           return;
         }
-        T &slot = dx[base + j * inner];
-        slot = Add(slot, dv[base + i * inner]);
+        if (j != run) {
+          if (run >= 0) Store(dx[base + run * inner], ToAcc(dx[base + run * inner]) + sum);
+          run = j;
+          sum = 0;
+        }
+        sum += ToAcc(dv[base + i * inner]);
       }
+      Store(dx[base + run * inner], ToAcc(dx[base + run * inner]) + sum);
     }
   });
   return ok;
