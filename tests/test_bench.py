@@ -44,3 +44,14 @@ def test_ops_command_lists_backends():
     focal = [r for r in rows if r and r[0] == "losses.sigmoid_focal_loss"]
     assert {r[1] for r in focal} >= {"aot", "composite"}
     assert sum(1 for r in focal if len(r) > 3 and r[3] == "*") == 1
+
+
+def test_bench_op_times_a_pynative_only_entry_in_pynative():
+    """An entry that cannot run under ms.jit (a data-dependent shape) is timed in PyNative."""
+    rng = np.random.default_rng(0)
+    small = SampleInput((rng.integers(0, 9, 64).astype(np.float32),), {"return_counts": True})
+    info = dataclasses.replace(get_op("indexing.unique[aot]"), bench_input=lambda: small)
+    (result,) = bench_op(info, repeat=2)
+    assert not result.graph and np.isnan(result.graph_ms) and result.pynative_ms > 0
+    assert result.ratio == result.pynative_ms / result.torch_ms
+    assert f"{result.ratio:.2f} (pynative)" in format_results([result])

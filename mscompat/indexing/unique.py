@@ -3,22 +3,31 @@
 The number of distinct values is a dynamic shape. With ``size=K`` (as JAX's ``jnp.unique(...,
 size=, fill_value=)``) the result has exactly ``K`` entries: the first ``K`` distinct values,
 then ``fill_value`` (default: the smallest distinct value, so that every entry is a valid value),
-with counts 0 for the padding; ``return_inverse`` is unchanged. The composite sorts the
-flattened input (stable), marks where a run of equal values starts, numbers the runs with a
-cumulative sum and scatters values and counts by run number, so it compiles under ``ms.jit``.
-Without ``size`` the same computation runs with ``K`` = the number of elements and the result
-is cut to the number of distinct values on the host (PyNative only).
+with counts 0 for the padding; ``return_inverse`` is unchanged. Without ``size`` the same
+computation runs with ``K`` = the number of elements and the result is cut to the number of
+distinct values on the host (PyNative only).
+
+``unique`` dispatches ``indexing.unique``:
+
+* ``aot`` (CPU): ``custom_ops/cpu/unique_kernel.cc``, a stable radix sort of order-preserving
+  keys and one pass over the runs, writing values, inverse, counts and their number at once.
+* ``composite``: sorts the flattened input (stable), marks where a run of equal values starts,
+  numbers the runs with a cumulative sum and scatters values and counts by run number.
+
+Both compile under ``ms.jit`` (``size=``).
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional, Tuple, Union
+from typing import Any, Dict, Optional, Tuple, Union
 
 import mindspore as ms
+import numpy as np
 from mindspore import Tensor, ops
 
 from mscompat._checks import check_tensor
-from mscompat.custom_ops.registry import call, register
+from mscompat.custom_ops.aot import COPY_TYPES, Entry, KernelLibrary, expect
+from mscompat.custom_ops.registry import call, device_target, register
 from mscompat.shape.sort import sort
 
 __all__ = ["unique", "unique_consecutive"]
@@ -43,6 +52,75 @@ def _runs(values: Tensor, size: int) -> Tuple[Tensor, Tensor, Tensor]:
         ops.zeros((size + 1,), ms.int64), slot, ops.ones((n,), ms.int64), axis=0, reduction="add"
     )[:size]
     return out, group, counts
+
+
+# (values[k], inverse[n] (anything unless asked for), counts[k], the number of distinct values
+# (1,)) of a flat input
+Unique = Tuple[Tensor, Tensor, Tensor, Tensor]
+
+
+def _self_check(k: Dict[str, Any]) -> None:
+    """Sorted distinct values, -0.0 == +0.0 (the first kept), each NaN distinct and last."""
+    x = Tensor(np.array([2.0, -0.0, np.nan, 0.0, 2.0, -1.0, np.nan], np.float32))
+    values, inverse, counts, count = (t.asnumpy() for t in k["UniqueSorted"](x))
+    got = (
+        values[:5].tolist()[:3],
+        np.signbit(values[1]),
+        inverse.tolist(),
+        counts.tolist(),
+        count.tolist(),
+    )
+    want = ([-1.0, -0.0, 2.0], True, [2, 1, 3, 1, 2, 0, 4], [1, 2, 2, 1, 1, 0, 0], [5])
+    expect(str(got) == str(want), "unique kernel", got)
+
+
+LIBRARY = KernelLibrary(
+    "unique",
+    [
+        Entry(
+            "UniqueSorted",
+            "x -> values inverse:i64 counts:i64 count:i64",
+            COPY_TYPES,
+            lambda shape: (list(shape), list(shape), list(shape), [1]),
+        ),
+        Entry(
+            "UniqueSortedCounts",
+            "x -> values counts:i64 count:i64",
+            COPY_TYPES,
+            lambda shape: (list(shape), list(shape), [1]),
+        ),
+    ],
+    _self_check,
+)
+KERNELS = LIBRARY.kernels
+
+
+@LIBRARY.backend("indexing.unique", "C++ radix sort + one pass over the runs")
+def _unique_aot(flat: Tensor, size: int, with_inverse: bool) -> Unique:
+    kernels = KERNELS[device_target()]
+    if with_inverse:
+        values, inverse, counts, count = kernels["UniqueSorted"](flat)
+    else:  # the scatter of the inverse is most of the kernel's time: skipped
+        values, counts, count = kernels["UniqueSortedCounts"](flat)
+        inverse = flat  # not used
+    n = flat.shape[0]
+    if size == n:
+        return values, inverse, counts, count
+    if size < n:  # the kernel pads to n with the smallest value and counts 0
+        return values[:size], inverse, counts[:size], count
+    values = ops.concat((values, ops.broadcast_to(values[:1], (size - n,))))
+    return values, inverse, ops.concat((counts, ops.zeros((size - n,), ms.int64))), count
+
+
+@register("indexing.unique", "composite", note="stable sort + runs + scatter")
+def _unique_composite(flat: Tensor, size: int, with_inverse: bool) -> Unique:
+    key = flat.astype(ms.int32) if flat.dtype == ms.bool_ else flat
+    values, perm = sort(key, 0, stable=True)
+    out, group, counts = call("indexing.runs", values, size)
+    distinct = group[-1:] + 1
+    if with_inverse:
+        group = ops.tensor_scatter_elements(ops.zeros_like(group), perm, group, axis=0)
+    return out.astype(flat.dtype), group, counts, distinct
 
 
 def _check(fn: str, input: Any, flags: Tuple[Any, ...], dim: Any, size: Any) -> Tensor:
@@ -74,8 +152,8 @@ def _finish(
     elif fill_value is not None and size:
         padding = ops.arange(0, size, dtype=ms.int64) >= ops.count_nonzero(counts).astype(ms.int64)
         out = ops.where(padding, ops.full_like(out, fill_value), out)
-    if x.dtype == ms.bool_:
-        out = out.astype(ms.bool_)
+    if out.dtype != x.dtype:
+        out = out.astype(x.dtype)
     results = [ops.stop_gradient(out)]
     if flags[0]:
         results.append(inverse.reshape(x.shape))
@@ -151,12 +229,10 @@ def unique(
     flags = (return_inverse, return_counts)
     if x.size == 0:
         return _empty(x, flags, size, fill_value)
-    key = _key(x)
-    values, perm = sort(key, 0, stable=True)
-    k = key.shape[0] if size is None else size
-    out, group, counts = call("indexing.runs", values, k)
-    inverse = ops.tensor_scatter_elements(ops.zeros_like(group), perm, group, axis=0)
-    count = int(group[-1].asnumpy()) + 1 if size is None else None
+    flat = x.reshape(-1)
+    k = flat.shape[0] if size is None else size
+    out, inverse, counts, distinct = call("indexing.unique", flat, k, return_inverse)
+    count = int(distinct.asnumpy()[0]) if size is None else None
     return _finish(x, out, inverse, counts, count, flags, fill_value, size)
 
 

@@ -4,32 +4,37 @@ On MindSpore 2.10 CPU ``mint.cummin`` has no kernel, and the gradients of ``ops.
 ``ops.cummin`` fail ("Unsupported op [InplaceScatterAdd] on CPU"); ``ops.cummin``'s indices are
 int32. These return PyTorch's values, int64 indices and gradient.
 
-The positions come from a dispatched primitive (``shape.cummax`` / ``shape.cummin``):
+Values and positions come from a dispatched primitive (``shape.cummax`` / ``shape.cummin``):
 
-* ``aot`` (CPU): ``custom_ops/cpu/cumulative_kernel.cc``, PyTorch's scan, line by line.
+* ``aot`` (CPU): ``custom_ops/cpu/cumulative_kernel.cc``, PyTorch's scan, line by line, writing
+  values and positions in one pass in the input's own dtype; its bprop is the kernel
+  ``CumExtremeGrad``, PyTorch's gradient: the incoming gradient scatter-added to the positions,
+  line by line.
 * ``composite``: a log-step (Hillis-Steele) scan of (value, position) pairs, whose combine is
-  PyTorch's rule, so it is exact too.
-
-The values are the input gathered at the positions, so their gradient is PyTorch's: the
-incoming gradient scatter-added to the positions.
+  PyTorch's rule, so it is exact too; the values are the input gathered at the positions, so
+  their gradient (autodiff) is PyTorch's as well.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Dict, Tuple
 
 import mindspore as ms
 import numpy as np
 from mindspore import Tensor, ops
+from mindspore.ops import constexpr
 
 from mscompat._checks import check_tensor, wrap_dim
 from mscompat.custom_ops.aot import (
-    INDEX_TYPES,
+    COPY_TYPES,
+    HALF_FLOATS,
     Entry,
     KernelLibrary,
     expect,
     kernel_dtype,
     shape_of,
+    zeros,
 )
 from mscompat.custom_ops.registry import call, device_target, register
 
@@ -44,24 +49,49 @@ _REAL = (*_FLOATS, ms.int8, ms.int16, ms.int32, ms.int64, ms.uint8, ms.bool_)
 
 
 def _self_check(k: Dict[str, Any]) -> None:
-    """Ties move to the later position; a NaN sticks until the next NaN (PyTorch's CPU rule)."""
-    x = Tensor(np.array([1.0, 3.0, 3.0, np.nan, 5.0, np.nan, 2.0], np.float32))
-    got = k["CumExtremeIndices"](x, Tensor(np.array([0, 0], np.int64))).asnumpy().tolist()
-    expect(got == [0, 1, 2, 3, 3, 5, 5], "cumulative kernel", got)
+    """Ties move to the later position; a NaN sticks until the next NaN (PyTorch's CPU rule);
+    the gradient adds up at the positions."""
+    x = Tensor(np.array([1.0, 3.0, 3.0, np.nan, 5.0, np.nan, 2.0], np.float16))
+    p = Tensor(np.array([0, 0], np.int64))
+    values, idx = k["CumExtreme"](x, p)
+    dx = k["CumExtremeGrad"](Tensor(np.ones(7, np.float16)), idx, p).asnumpy().tolist()
+    got = idx.asnumpy().tolist(), np.isnan(values.asnumpy()).tolist(), dx
+    want = [0, 1, 2, 3, 3, 5, 5], [False] * 3 + [True] * 4, [1, 1, 1, 2, 0, 2, 0]
+    expect(got == want, "cumulative kernel", got)
+
+
+def _bprop(x: Tensor, p: Tensor, out: Any, dout: Any) -> Any:
+    return KERNELS[device_target()]["CumExtremeGrad"](dout[0], out[1], p), zeros(p)[0]
 
 
 LIBRARY = KernelLibrary(
     "cumulative",
-    [Entry("CumExtremeIndices", "x p:i64 -> idx:i64", INDEX_TYPES, shape_of(0))],
+    [
+        Entry("CumExtreme", "x p:i64 -> values idx:i64", COPY_TYPES, shape_of(0, 0), _bprop),
+        Entry("CumExtremeGrad", "dv idx:i64 p:i64 -> dx", HALF_FLOATS, shape_of(0), bprop=None),
+    ],
     _self_check,
 )
 KERNELS = LIBRARY.kernels
 
 
-@LIBRARY.backend(_OPS, "C++ scan, PyTorch's rule")
-def _indices_aot(key: Tensor, axis: int, is_min: bool) -> Tensor:
-    params = Tensor((axis, int(is_min)), ms.int64)
-    return KERNELS[device_target()]["CumExtremeIndices"](key, params)
+@functools.cache
+def _cached_params(axis: int, is_min: bool) -> Tensor:
+    return Tensor((axis, int(is_min)), ms.int64)
+
+
+@constexpr
+def _params(axis: int, is_min: bool) -> Tensor:
+    """The kernel's parameter vector: a constant of the graph; in PyNative built once per
+    (axis, is_min) (a Tensor costs 30 us to build)."""
+    return _cached_params(axis, is_min)
+
+
+@LIBRARY.backend(_OPS, "C++ scan, PyTorch's rule; C++ scatter-add gradient")
+def _cumulative_aot(x: Tensor, axis: int, is_min: bool) -> Tuple[Tensor, Tensor]:
+    # The kernel takes every dtype as it is: no cast around it.
+    values, idx = KERNELS[device_target()]["CumExtreme"](x, _params(axis, is_min))
+    return values, idx
 
 
 # ----------------------------------------------------------------------------- composite
@@ -73,8 +103,7 @@ def _shifted(t: Tensor, axis: int, k: int) -> Tensor:
     return ops.concat((ops.narrow(t, axis, 0, k), ops.narrow(t, axis, 0, n - k)), axis)
 
 
-@register(_OPS, "composite", note="log-step scan of (value, position) pairs")
-def _indices_composite(key: Tensor, axis: int, is_min: bool) -> Tensor:
+def _indices(key: Tensor, axis: int, is_min: bool) -> Tensor:
     n = key.shape[axis]
     shape = [1] * key.ndim
     shape[axis] = n
@@ -99,6 +128,15 @@ def _indices_composite(key: Tensor, axis: int, is_min: bool) -> Tensor:
     return idx
 
 
+@register(_OPS, "composite", note="log-step scan of (value, position) pairs + gather")
+def _cumulative_composite(x: Tensor, axis: int, is_min: bool) -> Tuple[Tensor, Tensor]:
+    key = kernel_dtype(x.astype(ms.int32) if x.dtype == ms.bool_ else x)
+    idx = ops.stop_gradient(_indices(key, axis, is_min))
+    if x.dtype == ms.bool_:
+        return ops.gather_elements(key, axis, idx).astype(ms.bool_), idx
+    return ops.gather_elements(x, axis, idx), idx
+
+
 # ----------------------------------------------------------------------------- front doors
 
 
@@ -111,11 +149,8 @@ def _cumulative(fn: str, input: Any, dim: Any, is_min: bool) -> Tuple[Tensor, Te
         return x, ops.zeros((), ms.int64)
     if x.size == 0:  # answered here: no backend sees an empty tensor
         return x, ops.zeros(x.shape, ms.int64)
-    key = kernel_dtype(x.astype(ms.int32) if x.dtype == ms.bool_ else x)
-    idx = ops.stop_gradient(call(f"shape.{fn}", key, axis, is_min))
-    if x.dtype == ms.bool_:
-        return ops.gather_elements(x.astype(ms.int32), axis, idx).astype(ms.bool_), idx
-    return ops.gather_elements(x, axis, idx), idx
+    values, idx = call(f"shape.{fn}", x, axis, is_min)
+    return values, idx
 
 
 def cummax(input: Tensor, dim: int) -> Tuple[Tensor, Tensor]:

@@ -5,7 +5,9 @@ CPU eager, mscompat in PyNative and mscompat in graph mode (``ms.jit``, compiled
 forward and forward+backward, as the median of repeated runs, and reports the ratio
 ``mscompat graph / PyTorch eager`` (below 1.0: mscompat is faster). The PyTorch and graph-mode
 calls of a row are timed in alternating blocks, so that a slow spell of the machine affects
-both.
+both. An entry that does not run under ``ms.jit`` (``supports_graph=False``: a data-dependent
+output shape) is timed in PyNative only, against PyTorch in the same alternating blocks, and its
+ratio is ``mscompat pynative / PyTorch eager``.
 """
 
 from __future__ import annotations
@@ -41,12 +43,14 @@ class BenchResult:
     elements: int
     torch_ms: float
     pynative_ms: float
-    graph_ms: float
+    graph_ms: float  # NaN where not ``graph``
+    graph: bool = True  # False: an entry that runs in PyNative only
 
     @property
     def ratio(self) -> float:
-        """mscompat graph mode time / PyTorch eager time."""
-        return self.graph_ms / self.torch_ms
+        """mscompat graph mode time / PyTorch eager time (PyNative time for a PyNative-only
+        entry)."""
+        return (self.graph_ms if self.graph else self.pynative_ms) / self.torch_ms
 
 
 def _median_ms(fn: Callable[[], Any], repeat: int, min_time: float = 0.2) -> float:
@@ -125,7 +129,9 @@ def _bench_op(info: OpInfo, repeat: int, backward: bool) -> List[BenchResult]:
     except BackendNotAvailableError as exc:  # a forced backend that does not run this call
         warnings.warn(f"{info.full_name}: not timed: {exc}", RuntimeWarning, stacklevel=2)
         return []
-    jitted = ms.jit(call)
+    # PyNative-only entries: the PyNative call stands where the compiled one would
+    graph = info.supports_graph
+    jitted = ms.jit(call) if graph else call
 
     def sync(out: Any) -> None:
         for o in out if isinstance(out, tuple) else (out,):
@@ -135,13 +141,15 @@ def _bench_op(info: OpInfo, repeat: int, backward: bool) -> List[BenchResult]:
         lambda: ref(*t_args, **t_kwargs), lambda: sync(jitted(*ms_args)), repeat
     )
     results = [
-        BenchResult(
+        _result(
             info.full_name,
             "forward",
             elements,
             torch_ms,
-            _median_ms(lambda: sync(call(*ms_args)), repeat),
+            lambda: sync(call(*ms_args)),
             graph_ms,
+            graph,
+            repeat,
         )
     ]
     argnums = list(grad_argnums_of(info, sample))
@@ -176,20 +184,39 @@ def _bench_op(info: OpInfo, repeat: int, backward: bool) -> List[BenchResult]:
             return _weighted_sum(_as_tuple(call(*a[:n_args])), cts)
 
         grad_fn = ms.grad(weighted, grad_position=tuple(argnums))
-        grad_jit = ms.jit(grad_fn)
+        grad_jit = ms.jit(grad_fn) if graph else grad_fn
         grad_args = list(ms_args) + live
         torch_ms, graph_ms = _paired_median_ms(torch_fb, lambda: sync(grad_jit(*grad_args)), repeat)
         results.append(
-            BenchResult(
+            _result(
                 info.full_name,
                 "forward+backward",
                 elements,
                 torch_ms,
-                _median_ms(lambda: sync(grad_fn(*grad_args)), repeat),
+                lambda: sync(grad_fn(*grad_args)),
                 graph_ms,
+                graph,
+                repeat,
             )
         )
     return results
+
+
+def _result(
+    op: str,
+    direction: str,
+    elements: int,
+    torch_ms: float,
+    pynative: Callable[[], Any],
+    paired_ms: float,
+    graph: bool,
+    repeat: int,
+) -> BenchResult:
+    """The row of one direction: ``paired_ms`` was timed next to PyTorch, in graph mode (or in
+    PyNative for a PyNative-only entry, whose graph time is then NaN)."""
+    if not graph:
+        return BenchResult(op, direction, elements, torch_ms, paired_ms, float("nan"), False)
+    return BenchResult(op, direction, elements, torch_ms, _median_ms(pynative, repeat), paired_ms)
 
 
 def format_results(results: Sequence[BenchResult], rst: bool = False) -> str:
@@ -210,8 +237,8 @@ def format_results(results: Sequence[BenchResult], rst: bool = False) -> str:
             f"{r.elements:.0e}",
             f"{r.torch_ms:.2f}",
             f"{r.pynative_ms:.2f}",
-            f"{r.graph_ms:.2f}",
-            f"{r.ratio:.2f}",
+            f"{r.graph_ms:.2f}" if r.graph else "-",
+            f"{r.ratio:.2f}" if r.graph else f"{r.ratio:.2f} (pynative)",
         )
         for r in results
     ]

@@ -17,7 +17,7 @@ from mscompat.indexing import (
     unique_consecutive,
 )
 from mscompat.testing.db._common import bench, every_dtype_first, normal, torch_ref
-from mscompat.testing.opinfo import ErrorInput, OpInfo, SampleInput, TorchOpInfo
+from mscompat.testing.opinfo import ErrorInput, OpInfo, ReferenceInput, SampleInput, TorchOpInfo
 
 DTYPES = ("float16", "float32", "float64", "int32", "int64")
 
@@ -105,6 +105,38 @@ def _consecutive_samples(dtype: str, rng: np.random.Generator) -> Iterator[Sampl
     yield SampleInput((x,), {"return_inverse": True, "return_counts": True}, name="runs")
     yield SampleInput((x.reshape(1, -1),), {"return_counts": True}, name="2-D")
     yield SampleInput((np.zeros((0,), dtype),), {"return_inverse": True}, name="empty")
+
+
+_BOTH = ("aot", "composite")
+
+
+def _unique_references() -> Iterator[ReferenceInput]:
+    """Each NaN distinct and last, -0.0 == +0.0, infinities, in float16/32; the kernel's own
+    dtypes (bool, int8, uint8, int16; int64 extremes: every radix pass); 3,000 elements (the
+    inverse written through buckets), on both backends."""
+    nan, inf = np.nan, np.inf
+    special = np.array([2, -0.0, nan, 0.0, -inf, 2, nan, inf, -1, 0.0, -0.0, nan])
+    both = {"return_inverse": True, "return_counts": True}
+    for dtype in ("float16", "float32"):
+        yield ReferenceInput(SampleInput((special.astype(dtype),), both, name=dtype), _BOTH)
+    rng = np.random.default_rng(7)
+    for dtype in ("bool", "int8", "uint8", "int16"):
+        x = rng.integers(0, 2, 40) if dtype == "bool" else rng.integers(-5, 5, 40) % 250
+        yield ReferenceInput(
+            SampleInput((x.astype(dtype).reshape(4, 10),), both, name=dtype), _BOTH
+        )
+    big = np.iinfo(np.int64)
+    extremes = np.array([big.max, -3, big.min, 0, big.max, 5 << 40, -(5 << 40), 0], np.int64)
+    yield ReferenceInput(SampleInput((extremes,), both, name="int64 extremes"), _BOTH)
+    long = rng.integers(-50, 50, (3, 1000)).astype(np.float64) * 0.25
+    yield ReferenceInput(SampleInput((long,), both, name="3,000 elements"), _BOTH)
+
+
+def _unique_static_references() -> Iterator[ReferenceInput]:
+    """``size`` beyond the number of elements (the kernel's outputs padded), in graph mode."""
+    x = np.array([3.0, -1.0, 3.0, np.nan], np.float32)
+    for kwargs in ({"size": 7, "fill_value": -2.0}, {"size": 6}):
+        yield ReferenceInput(SampleInput((x,), kwargs), _BOTH, ("pynative", "graph"))
 
 
 def unique_static_ref(input: Any, fn: str, **kwargs: Any) -> Any:
@@ -265,8 +297,9 @@ OPS: List[OpInfo] = [
         dtypes=DTYPES,
         grad_argnums=(),
         supports_graph=False,  # without size=: a dynamic shape
-        dispatch_op="indexing.runs",
+        dispatch_op="indexing.unique",
         bench_input=bench((1000, 1000), return_counts=True),
+        references=_unique_references,
     ),
     OpInfo(
         name="indexing.unique",
@@ -280,6 +313,9 @@ OPS: List[OpInfo] = [
         ),
         dtypes=DTYPES,
         grad_argnums=(),
+        dispatch_op="indexing.unique",
+        references=_unique_static_references,
+        bench_input=bench((1000, 1000), size=1000, fill_value=0.0),
     ),
     OpInfo(
         name="indexing.unique_consecutive",

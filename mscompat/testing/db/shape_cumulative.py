@@ -31,13 +31,17 @@ def _special() -> np.ndarray:
 
 def _references() -> Iterator[ReferenceInput]:
     """NaN that sticks until the next NaN, ties to the later position, -0.0 == +0.0, bool and
-    a long line (the composite's log-step scan over 2**11 + 3 places), on both backends."""
+    a long line (the composite's log-step scan over 2**11 + 3 places), on both backends; the
+    kernel's float16 gradient."""
     both = ("aot", "composite")
     rng = np.random.default_rng(5)
     yield ReferenceInput(SampleInput((_special(), 1)), both, ("pynative", "graph"), grad=True)
     yield ReferenceInput(SampleInput((rng.random((3, 9)) > 0.5, 1), name="bool"), both)
     long = rng.integers(0, 50, (2, 2051)).astype(np.float64)
     yield ReferenceInput(SampleInput((long, 1), name="long ties"), both, grad=True)
+    # float16 gradients summed in float and rounded once (PyTorch's scatter_add), bit-exact
+    ties = (rng.integers(0, 3, (3, 200)) * 0.5).astype(np.float16)
+    yield ReferenceInput(SampleInput((ties, 1), name="float16 ties"), ("aot",), grad=True)
 
 
 def _errors() -> Iterator[ErrorInput]:
