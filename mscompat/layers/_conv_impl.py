@@ -13,16 +13,24 @@ kernels accumulate float16 in float32: measured equal to PyTorch's float16 resul
 
 from __future__ import annotations
 
-from typing import Any, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 import mindspore as ms
 import numpy as np
 from mindspore import Tensor, ops
 from mindspore.ops import constexpr
 
+from mscompat.custom_ops import conv_gemm as _gemm_kernels
 from mscompat.custom_ops import fold as _fold_kernels
-from mscompat.custom_ops.registry import TensorSpec, call, register
+from mscompat.custom_ops.registry import (
+    TensorSpec,
+    call,
+    current_device,
+    device_target,
+    register,
+)
 from mscompat.shape import fold as _fold  # noqa: F401 - registers shape.unfold, shape.fold
+from mscompat.shape._pooling import shape_carrier
 
 __all__ = ["CONV", "CONV_T", "pad_nd", "zero_pad"]
 
@@ -295,17 +303,75 @@ def _fold_fits(
     return None
 
 
+_GEMM_USABLE: Dict[str, bool] = {}
+
+
+def _gemm_usable() -> bool:
+    """Whether the ``conv_gemm`` kernels load and pass their self-check here (once per
+    device)."""
+    device = current_device()
+    if device not in _GEMM_USABLE:
+        try:
+            _gemm_kernels.probe()
+            _GEMM_USABLE[device] = True
+        except Exception:  # noqa: BLE001 - any failure: the matmul + col2im path runs
+            _GEMM_USABLE[device] = False
+    return _GEMM_USABLE[device]
+
+
+@constexpr
+def _use_gemm(dtype: Any) -> bool:
+    return dtype == ms.float32 and _gemm_usable()
+
+
+def _conv_t_aot_fits(
+    x: TensorSpec, w: TensorSpec, b: Any, s: Ints, p: Ints, d: Ints, g: int, size: Ints
+) -> Optional[str]:
+    if x.dtype == ms.float32 and _gemm_usable():
+        return None
+    return _fold_fits(x, w, b, s, p, d, g, size)
+
+
+@constexpr
+def _gemm_geom(k: Ints, s: Ints, p: Ints, d: Ints, g: int) -> Tensor:
+    """``geom`` of the ``ConvTransposeGemm`` kernels: [kh, kw, dh, dw, ph, pw, sh, sw,
+    groups]."""
+    return Tensor(np.array([*k, *d, *p, *s, g], np.int64))
+
+
+def _conv_t_gemm(
+    x: Tensor, w: Tensor, b: Optional[Tensor], s: Ints, p: Ints, d: Ints, g: int, size: Ints
+) -> Tensor:
+    """float32: one C++ kernel, blocked oneDNN sgemm + col2im; bias added inside."""
+    one_d = w.ndim == 3
+    if one_d:  # as a 2-D transposed convolution of height 1
+        x, w = x.expand_dims(2), w.expand_dims(2)
+        s, p, d, size = (1,) + s, (0,) + p, (1,) + d, (1,) + size
+    if b is None:
+        b = ops.zeros((w.shape[1] * g,), x.dtype)
+    geom = _gemm_geom(tuple(w.shape[2:]), s, p, d, g)
+    out = _gemm_kernels.KERNELS[device_target()]["ConvTransposeGemm"](
+        x, w, b, geom, shape_carrier(size)
+    )
+    return out.squeeze(2) if one_d else out
+
+
 @register(
     CONV_T[:2],
     "aot",
     devices=("CPU",),
     probe=_fold_kernels.probe,
-    supports=_fold_fits,
-    note="matmul + col2im (shape.fold's C++ kernel)",
+    supports=_conv_t_aot_fits,
+    note=(
+        "float32: blocked oneDNN sgemm + col2im in one C++ kernel (conv_gemm); float16/float64: "
+        "matmul + col2im (shape.fold's C++ kernel)"
+    ),
 )
 def _conv_t_aot(
     x: Tensor, w: Tensor, b: Optional[Tensor], s: Ints, p: Ints, d: Ints, g: int, size: Ints
 ) -> Tensor:
+    if _use_gemm(x.dtype):
+        return _conv_t_gemm(x, w, b, s, p, d, g, size)
     dtype, work = x.dtype, _work(x)
     cols = _columns(x, w, g, work)
     if dtype == ms.float16:

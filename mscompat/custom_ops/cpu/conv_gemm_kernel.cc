@@ -1,0 +1,267 @@
+// Transposed convolution (and its gradients) as blocked matrix products + col2im / im2col, for
+// MindSpore's ops.Custom(func_type="aot"); float32.
+//
+//   ConvTransposeGemm(x, w, b, geom, size) -> y
+//     x:    (N, Cin, H, W) float32; w: (Cin, Cout / groups, kh, kw) (PyTorch's layout);
+//     b:    (Cout,) float32 (zeros for no bias)
+//     geom: (9,) int64 [kh, kw, dh, dw, ph, pw, sh, sw, groups]
+//     size: (Ho, Wo) int8, read for its shape
+//     y:    (N, Cout, Ho, Wo): per (image, group, block of output channels), per block of input
+//           rows: columns = w^T x (one sgemm), then each column added to its output element
+//           (col2im), while the columns are in cache.
+//   ConvTransposeGemmBackward(dy, x, w, geom, size) -> dx, dw
+//     per (image, group, block of input rows): columns = im2col(dy) once, dx = w columns
+//     (the convolution of dy) and dw += x columns^T (per-thread sums, added at the end).
+//
+// The matrix products are oneDNN's dnnl_sgemm, looked up in the process (MindSpore's CPU
+// backend loads libdnnl.so.3): MindSpore's own convolution kernels pick oneDNN's reference
+// implementation for PyTorch's plain NCHW layout (measured 600-900 ms where PyTorch takes a few
+// ms). Each sgemm runs on one thread (MindSpore's oneDNN has a threadpool runtime); the work is
+// split over threads here. Without dnnl_sgemm every entry returns kBadOption (the probe fails
+// and the caller falls back to matmul + col2im).
+//
+// Calling convention: common.h.
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "common.h"
+#include "parallel.h"
+
+namespace {
+
+using namespace mscompat::status;
+
+// dnnl_status_t dnnl_sgemm(char transa, char transb, dnnl_dim_t M, dnnl_dim_t N, dnnl_dim_t K,
+//     float alpha, const float *A, dnnl_dim_t lda, const float *B, dnnl_dim_t ldb, float beta,
+//     float *C, dnnl_dim_t ldc): row-major C = alpha op(A) op(B) + beta C; 0 is success.
+using SgemmFn = int (*)(char, char, int64_t, int64_t, int64_t, float, const float *, int64_t,
+                        const float *, int64_t, float, float *, int64_t);
+
+SgemmFn Sgemm() {
+  static const SgemmFn fn = [] {
+    void *lib = dlopen("libdnnl.so.3", RTLD_LAZY | RTLD_NOLOAD);
+    void *sym = lib != nullptr ? dlsym(lib, "dnnl_sgemm") : dlsym(RTLD_DEFAULT, "dnnl_sgemm");
+    return reinterpret_cast<SgemmFn>(sym);
+  }();
+  return fn;
+}
+
+// Columns per block: about 128 KiB of float32 (stays in L2 between the sgemm and col2im).
+constexpr int64_t kBlockElements = 32768;
+
+struct Geometry {
+  int64_t n = 0, cin = 0, h = 0, w = 0, cout = 0, ho = 0, wo = 0;
+  int64_t kh = 1, kw = 1, dh = 1, dw = 1, ph = 0, pw = 0, sh = 1, sw = 1, groups = 1;
+  int64_t k = 1, cig = 0, cog = 0;  // kernel positions, input / output channels per group
+
+  // Input rows per block when a block's columns have `rows_of_cols` rows.
+  int64_t RowsPerBlock(int64_t rows_of_cols) const {
+    return std::max<int64_t>(1, std::min<int64_t>(h, kBlockElements / (rows_of_cols * w)));
+  }
+};
+
+// x at params[x_at] (N, Cin, H, W), w at params[w_at], y's shape from the carrier at `size_at`.
+int ReadGeometry(int *ndims, int64_t **shapes, int x_at, int w_at, int geom_at, int size_at,
+                 void **params, Geometry *g) {
+  if (ndims[geom_at] != 1 || shapes[geom_at][0] != 9 || ndims[size_at] != 2 || ndims[x_at] != 4 ||
+      ndims[w_at] != 4)
+    return kBadShape;
+  const int64_t *p = static_cast<const int64_t *>(params[geom_at]);
+  g->kh = p[0];
+  g->kw = p[1];
+  g->dh = p[2];
+  g->dw = p[3];
+  g->ph = p[4];
+  g->pw = p[5];
+  g->sh = p[6];
+  g->sw = p[7];
+  g->groups = p[8];
+  const int64_t *xs = shapes[x_at], *ws = shapes[w_at];
+  g->n = xs[0];
+  g->cin = xs[1];
+  g->h = xs[2];
+  g->w = xs[3];
+  g->ho = shapes[size_at][0];
+  g->wo = shapes[size_at][1];
+  if (g->kh < 1 || g->kw < 1 || g->dh < 1 || g->dw < 1 || g->ph < 0 || g->pw < 0 ||
+      g->sh < 1 || g->sw < 1 || g->groups < 1 || g->cin % g->groups != 0)
+    return kBadShape;
+  if (ws[0] != g->cin || ws[2] != g->kh || ws[3] != g->kw) return kBadShape;
+  g->k = g->kh * g->kw;
+  g->cig = g->cin / g->groups;
+  g->cog = ws[1];
+  g->cout = g->cog * g->groups;
+  if (g->n < 1 || g->h < 1 || g->w < 1 || g->ho < 1 || g->wo < 1 || g->cog < 1) return kBadShape;
+  return kOk;
+}
+
+// The input columns [lo, hi) whose output column iw * sw - pw + j * dw lies in [0, wo).
+void ColumnRange(const Geometry &g, int64_t j, int64_t *lo, int64_t *hi) {
+  const int64_t first = -g.pw + j * g.dw;  // output column of input column 0
+  *lo = first >= 0 ? 0 : (-first + g.sw - 1) / g.sw;
+  *hi = first > g.wo - 1 ? 0 : std::min<int64_t>(g.w, (g.wo - 1 - first) / g.sw + 1);
+  *lo = std::min(*lo, *hi);
+}
+
+// y = conv_transpose(x, w) + b, for the (image, group, channel block) units [begin, end).
+void Scatter(const float *x, const float *wt, const float *b, const Geometry &g, int64_t cb,
+             float *y, SgemmFn sgemm) {
+  const int64_t blocks = (g.cog + cb - 1) / cb;
+  const int64_t units = g.n * g.groups * blocks;
+  const int64_t flops = g.n * g.cin * g.h * g.w * g.cog * g.k;
+  mscompat::ParallelFor(units, flops / 64, [&](int64_t begin, int64_t end) {
+    const int64_t rows = g.RowsPerBlock(cb * g.k);
+    std::vector<float> cols(static_cast<size_t>(cb * g.k * rows * g.w));
+    for (int64_t u = begin; u < end; ++u) {
+      const int64_t image = u / (g.groups * blocks), group = u / blocks % g.groups;
+      const int64_t c0 = u % blocks * cb, nc = std::min(cb, g.cog - c0);
+      float *out = y + (image * g.cout + group * g.cog + c0) * g.ho * g.wo;
+      for (int64_t c = 0; c < nc; ++c)
+        std::fill(out + c * g.ho * g.wo, out + (c + 1) * g.ho * g.wo, b[group * g.cog + c0 + c]);
+      const float *a = wt + group * g.cig * g.cog * g.k + c0 * g.k;  // (Cin_g, Cout_g * K)
+      const float *in = x + (image * g.cin + group * g.cig) * g.h * g.w;
+      for (int64_t h0 = 0; h0 < g.h; h0 += rows) {
+        const int64_t r = std::min(rows, g.h - h0), len = r * g.w;
+        sgemm('T', 'N', nc * g.k, len, g.cig, 1.0f, a, g.cog * g.k, in + h0 * g.w, g.h * g.w,
+              0.0f, cols.data(), len);
+        for (int64_t c = 0; c < nc; ++c) {
+          float *plane = out + c * g.ho * g.wo;
+          for (int64_t i = 0; i < g.kh; ++i) {
+            for (int64_t j = 0; j < g.kw; ++j) {
+              const float *row = cols.data() + (c * g.k + i * g.kw + j) * len;
+              int64_t lo, hi;
+              ColumnRange(g, j, &lo, &hi);
+              const int64_t first = -g.pw + j * g.dw;
+              for (int64_t ih = 0; ih < r; ++ih) {
+                const int64_t oh = (h0 + ih) * g.sh - g.ph + i * g.dh;
+                if (oh < 0 || oh >= g.ho) continue;
+                const float *src = row + ih * g.w;
+                float *dst = plane + oh * g.wo + first;
+                for (int64_t iw = lo; iw < hi; ++iw) dst[iw * g.sw] += src[iw];
+              }
+            }
+          }
+        }
+      }
+    }
+  });
+}
+
+// im2col of dy for the input rows [h0, h0 + r) of one (image, group): (Cout_g * K, r * W).
+void Gather(const float *dy, const Geometry &g, int64_t h0, int64_t r, float *cols) {
+  const int64_t len = r * g.w;
+  for (int64_t c = 0; c < g.cog; ++c) {
+    const float *plane = dy + c * g.ho * g.wo;
+    for (int64_t i = 0; i < g.kh; ++i) {
+      for (int64_t j = 0; j < g.kw; ++j) {
+        float *row = cols + (c * g.k + i * g.kw + j) * len;
+        int64_t lo, hi;
+        ColumnRange(g, j, &lo, &hi);
+        const int64_t first = -g.pw + j * g.dw;
+        for (int64_t ih = 0; ih < r; ++ih) {
+          const int64_t oh = (h0 + ih) * g.sh - g.ph + i * g.dh;
+          float *dst = row + ih * g.w;
+          if (oh < 0 || oh >= g.ho || lo >= hi) {
+            std::fill(dst, dst + g.w, 0.0f);
+            continue;
+          }
+          const float *src = plane + oh * g.wo + first;
+          std::fill(dst, dst + lo, 0.0f);
+          for (int64_t iw = lo; iw < hi; ++iw) dst[iw] = src[iw * g.sw];
+          std::fill(dst + hi, dst + g.w, 0.0f);
+        }
+      }
+    }
+  }
+}
+
+// dx = conv(dy, w) and dw = sum x im2col(dy)^T, units (image, group, block of input rows).
+void Backward(const float *dy, const float *x, const float *wt, const Geometry &g, float *dx,
+              float *dw, SgemmFn sgemm) {
+  const int64_t rows = g.RowsPerBlock(g.cog * g.k);
+  const int64_t chunks = (g.h + rows - 1) / rows;
+  const int64_t units = g.n * g.groups * chunks;
+  const int64_t weights = g.cin * g.cog * g.k;
+  const int64_t flops = 2 * g.n * g.cin * g.h * g.w * g.cog * g.k;
+  const int threads = static_cast<int>(
+      std::min<int64_t>(units, mscompat::NumThreads(flops / 64, 1 << 16, 1 << 15)));
+  // per-thread weight gradients, summed in thread order at the end (deterministic)
+  std::vector<float> partial(static_cast<size_t>(threads * weights), 0.0f);
+  mscompat::ParallelFor(threads, threads, 1, 1, [&](int64_t begin, int64_t end) {
+    std::vector<float> cols(static_cast<size_t>(g.cog * g.k * rows * g.w));
+    for (int64_t t = begin; t < end; ++t) {
+      float *acc = partial.data() + t * weights;
+      for (int64_t u = t; u < units; u += threads) {
+        const int64_t image = u / (g.groups * chunks), group = u / chunks % g.groups;
+        const int64_t h0 = u % chunks * rows, r = std::min(rows, g.h - h0), len = r * g.w;
+        Gather(dy + (image * g.cout + group * g.cog) * g.ho * g.wo, g, h0, r, cols.data());
+        const int64_t at = (image * g.cin + group * g.cig) * g.h * g.w + h0 * g.w;
+        const float *a = wt + group * g.cig * g.cog * g.k;  // (Cin_g, Cout_g * K)
+        sgemm('N', 'N', g.cig, len, g.cog * g.k, 1.0f, a, g.cog * g.k, cols.data(), len, 0.0f,
+              dx + at, g.h * g.w);
+        sgemm('N', 'T', g.cig, g.cog * g.k, len, 1.0f, x + at, g.h * g.w, cols.data(), len, 1.0f,
+              acc + group * g.cig * g.cog * g.k, g.cog * g.k);
+      }
+    }
+  });
+  std::copy(partial.begin(), partial.begin() + weights, dw);
+  for (int t = 1; t < threads; ++t)
+    for (int64_t i = 0; i < weights; ++i) dw[i] += partial[t * weights + i];
+}
+
+bool Float32(const char **dtypes, std::initializer_list<int> at) {
+  for (int i : at)
+    if (std::strcmp(dtypes[i], "float32") != 0) return false;
+  return true;
+}
+
+bool Carriers(const char **dtypes, int geom_at) {
+  return std::strcmp(dtypes[geom_at], "int64") == 0 && std::strcmp(dtypes[geom_at + 1], "int8") == 0;
+}
+
+}  // namespace
+
+// params: x, w, b, geom, size, y
+extern "C" int ConvTransposeGemm(int nparam, void **params, int *ndims, int64_t **shapes,
+                                 const char **dtypes, void *, void *) {
+  if (nparam != 6) return kBadArity;
+  if (!Float32(dtypes, {0, 1, 2, 5}) || !Carriers(dtypes, 3)) return kBadDtype;
+  const SgemmFn sgemm = Sgemm();
+  if (sgemm == nullptr) return kBadOption;
+  Geometry g;
+  if (int rc = ReadGeometry(ndims, shapes, 0, 1, 3, 4, params, &g)) return rc;
+  if (!mscompat::HasShape(ndims[2], shapes[2], {g.cout}) ||
+      !mscompat::HasShape(ndims[5], shapes[5], {g.n, g.cout, g.ho, g.wo}))
+    return kBadShape;
+  // channel blocks: a few units per thread when there are few (image, group) pairs
+  const int64_t pairs = g.n * g.groups;
+  const int64_t split = std::min<int64_t>(g.cog, (16 + pairs - 1) / pairs);
+  const int64_t cb = (g.cog + split - 1) / split;
+  Scatter(static_cast<const float *>(params[0]), static_cast<const float *>(params[1]),
+          static_cast<const float *>(params[2]), g, cb, static_cast<float *>(params[5]), sgemm);
+  return kOk;
+}
+
+// params: dy, x, w, geom, size, dx, dw
+extern "C" int ConvTransposeGemmBackward(int nparam, void **params, int *ndims, int64_t **shapes,
+                                         const char **dtypes, void *, void *) {
+  if (nparam != 7) return kBadArity;
+  if (!Float32(dtypes, {0, 1, 2, 5, 6}) || !Carriers(dtypes, 3)) return kBadDtype;
+  const SgemmFn sgemm = Sgemm();
+  if (sgemm == nullptr) return kBadOption;
+  Geometry g;
+  if (int rc = ReadGeometry(ndims, shapes, 1, 2, 3, 4, params, &g)) return rc;
+  if (!mscompat::HasShape(ndims[0], shapes[0], {g.n, g.cout, g.ho, g.wo}) ||
+      !mscompat::SameShape(ndims[5], shapes[5], ndims[1], shapes[1]) ||
+      !mscompat::SameShape(ndims[6], shapes[6], ndims[2], shapes[2]))
+    return kBadShape;
+  Backward(static_cast<const float *>(params[0]), static_cast<const float *>(params[1]),
+           static_cast<const float *>(params[2]), g, static_cast<float *>(params[5]),
+           static_cast<float *>(params[6]), sgemm);
+  return kOk;
+}
