@@ -1,0 +1,160 @@
+"""Side-by-side timing of the convolutions: mscompat in graph mode (``ms.jit``) against PyTorch
+CPU eager on the same float32 input, forward and forward+backward (gradients of input, weight
+and bias for an output gradient that is an input of the graph).
+
+Run from the repository root (``PYTHONPATH=$PWD python tools/bench_conv.py``). Rows: the op
+database's bench inputs of ``conv_transpose2d`` (8 x 64 x 32 x 32 -> 32 channels, k=4, s=2,
+p=1) and ``conv2d`` (8 x 64 x 32 x 32 -> 64 channels, k=3, p=1), and a ``conv_transpose1d``
+decoder step; ``--paths``: ``gemm`` (the default float32 ``aot`` path: one C++ kernel, blocked
+oneDNN sgemm + col2im) and ``legacy`` (the matmul + ``shape.fold`` col2im path that float16 and
+float64 take), ``composite``. Timing as ``tools/bench_box_losses.py``: alternating blocks, the
+ratio graph / torch of each block's fastest calls, median [min, max] over the blocks.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any, Callable, Dict, List, Tuple
+
+import mindspore as ms
+import numpy as np
+import torch
+from bench_box_losses import _compare  # type: ignore[import-not-found]
+
+from mscompat import layers
+from mscompat.custom_ops import use_backend
+from mscompat.layers import _conv_impl
+
+Row = Tuple[str, Tuple[Any, Any], Callable[..., Any], Tuple[int, ...], Tuple[int, ...], int]
+
+
+def _conv_t2(x: ms.Tensor, w: ms.Tensor, b: ms.Tensor) -> ms.Tensor:
+    return layers.conv_transpose2d(x, w, b, 2, 1)
+
+
+def _conv_t1(x: ms.Tensor, w: ms.Tensor, b: ms.Tensor) -> ms.Tensor:
+    return layers.conv_transpose1d(x, w, b, 2, 1)
+
+
+def _conv2(x: ms.Tensor, w: ms.Tensor, b: ms.Tensor) -> ms.Tensor:
+    return layers.conv2d(x, w, b, 1, 1)
+
+
+# output . dy (dy an input of the graph: a constant one lets the compiler fold the backward)
+def _conv_t2_dot(x: ms.Tensor, w: ms.Tensor, b: ms.Tensor, dy: ms.Tensor) -> ms.Tensor:
+    return (_conv_t2(x, w, b) * dy).sum()
+
+
+def _conv_t1_dot(x: ms.Tensor, w: ms.Tensor, b: ms.Tensor, dy: ms.Tensor) -> ms.Tensor:
+    return (_conv_t1(x, w, b) * dy).sum()
+
+
+def _conv2_dot(x: ms.Tensor, w: ms.Tensor, b: ms.Tensor, dy: ms.Tensor) -> ms.Tensor:
+    return (_conv2(x, w, b) * dy).sum()
+
+
+def _rows() -> Dict[str, Row]:
+    """name -> (registry op, (mscompat fn, its dot with dy), torch fn, input shape, weight
+    shape, bias size)."""
+    f = torch.nn.functional
+    return {
+        "conv_transpose2d 8x64x32x32 k4 s2 p1 -> 32": (
+            "layers.conv_transpose2d",
+            (_conv_t2, _conv_t2_dot),
+            lambda x, w, b: f.conv_transpose2d(x, w, b, 2, 1),
+            (8, 64, 32, 32),
+            (64, 32, 4, 4),
+            32,
+        ),
+        "conv_transpose1d 8x64x1024 k4 s2 p1 -> 32": (
+            "layers.conv_transpose1d",
+            (_conv_t1, _conv_t1_dot),
+            lambda x, w, b: f.conv_transpose1d(x, w, b, 2, 1),
+            (8, 64, 1024),
+            (64, 32, 4),
+            32,
+        ),
+        "conv2d 8x64x32x32 k3 p1 -> 64": (
+            "layers.conv2d",
+            (_conv2, _conv2_dot),
+            lambda x, w, b: f.conv2d(x, w, b, 1, 1),
+            (8, 64, 32, 32),
+            (64, 64, 3, 3),
+            64,
+        ),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=10)
+    parser.add_argument("--paths", default="gemm,legacy")
+    parser.add_argument("--only", default="", help="substring of the row names to run")
+    parser.add_argument("--torch-threads", type=int, default=0, help="0: torch's default")
+    args = parser.parse_args()
+    if args.torch_threads > 0:
+        torch.set_num_threads(args.torch_threads)
+    ms.set_context(mode=ms.PYNATIVE_MODE, device_target="CPU")
+    print(
+        f"float32; torch {torch.__version__} ({torch.get_num_threads()} threads); times: the "
+        f"fastest call; ratio = graph / torch eager of the fastest calls of a block, median "
+        f"[min, max] over {args.rounds} alternating blocks of {args.repeat} calls"
+    )
+    print(
+        f"{'row':44s} {'path':9s} {'pass':17s} {'torch ms':>9s} {'graph ms':>9s} "
+        f"{'ratio':>6s} {'[min, max]':>14s} {'of medians':>10s}"
+    )
+    rng = np.random.default_rng(0)
+    for name, (op, (ms_fn, ms_dot), th_fn, xs, ws, cout) in _rows().items():
+        if args.only and args.only not in name:
+            continue
+        x = rng.standard_normal(xs).astype(np.float32)
+        w = (rng.standard_normal(ws) * 0.05).astype(np.float32)
+        b = rng.standard_normal(cout).astype(np.float32)
+        with torch.no_grad():
+            dy = rng.standard_normal(th_fn(*map(torch.from_numpy, (x, w, b))).shape)
+        dy = dy.astype(np.float32)
+        mx, mw, mb, mdy = (ms.Tensor(a) for a in (x, w, b, dy))
+
+        for path in args.paths.split(","):
+            # legacy: the float16/float64 path (matmul + shape.fold's col2im), run in float32
+            if path == "legacy":
+                _conv_impl._GEMM_USABLE[_conv_impl.current_device()] = False
+            backend = "composite" if path == "composite" else "aot"
+            with use_backend(backend, op):
+                fwd = ms.jit(ms_fn)
+                grad = ms.jit(ms.grad(ms_dot, grad_position=(0, 1, 2)))
+                fwd(mx, mw, mb).asnumpy()
+                grad(mx, mw, mb, mdy)[0].asnumpy()
+
+            def th_fwd(f: Any = th_fn) -> Any:
+                with torch.no_grad():
+                    return f(*map(torch.from_numpy, (x, w, b)))
+
+            def th_both(f: Any = th_fn) -> Any:
+                leaves = [torch.from_numpy(a).requires_grad_() for a in (x, w, b)]
+                f(*leaves).backward(torch.from_numpy(dy))
+
+            def ms_fwd(f: Any = fwd) -> Any:
+                return f(mx, mw, mb).asnumpy()
+
+            def ms_both(f: Any = grad) -> Any:
+                return [g.asnumpy() for g in f(mx, mw, mb, mdy)]
+
+            lines: List[str] = []
+            for label, mfn, tfn in (
+                ("forward", ms_fwd, th_fwd),
+                ("forward+backward", ms_both, th_both),
+            ):
+                th_ms, g_ms, ratio, lo, hi, med = _compare(mfn, tfn, args.rounds, args.repeat)
+                lines.append(
+                    f"{name:44s} {path:9s} {label:17s} {th_ms:9.3f} {g_ms:9.3f} "
+                    f"{ratio:6.2f} [{lo:5.2f}, {hi:5.2f}] {med:10.2f}"
+                )
+                print(lines[-1], flush=True)
+            _conv_impl._GEMM_USABLE.clear()
+
+
+if __name__ == "__main__":
+    main()
