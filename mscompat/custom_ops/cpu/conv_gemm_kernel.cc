@@ -272,10 +272,12 @@ void Backward(const float *dy, const float *x, const float *wt, const Geometry &
   const int64_t units = g.n * g.groups * chunks;
   const int64_t weights = g.cin * g.cog * g.k;
   const int64_t flops = 2 * g.n * g.cin * g.h * g.w * g.cog * g.k;
-  const int threads = static_cast<int>(
-      std::min<int64_t>(units, mscompat::NumThreads(flops / 64, 1 << 16, 1 << 15)));
-  // per-thread weight gradients, summed in thread order at the end (deterministic)
-  std::vector<float> partial(static_cast<size_t>(threads * weights), 0.0f);
+  const int threads = mscompat::NumThreads(flops / 64, 1 << 16, 1 << 15);
+  // Units in `sets` fixed sets (round robin), each with its own weight gradient, summed in set
+  // order at the end: deterministic, and the sets are handed out on demand (a thread the OS
+  // deschedules delays one set, not half of the work).
+  const int64_t sets = std::min<int64_t>(units, threads == 1 ? 1 : 4 * threads);
+  std::vector<float> partial(static_cast<size_t>(sets * weights), 0.0f);
   const Phases ph(g);
   std::vector<float> phased;
   if (!ph.identity) {  // dy in the phase layout, once
@@ -287,11 +289,11 @@ void Backward(const float *dy, const float *x, const float *wt, const Geometry &
     });
   }
   const float *planes = ph.identity ? dy : phased.data();
-  mscompat::ParallelFor(threads, threads, 1, 1, [&](int64_t begin, int64_t end) {
+  mscompat::ParallelFor(sets, flops / 64, 1 << 16, 1 << 15, [&](int64_t begin, int64_t end) {
     std::vector<float> cols(static_cast<size_t>(g.cog * g.k * rows * g.w));
-    for (int64_t t = begin; t < end; ++t) {
-      float *acc = partial.data() + t * weights;
-      for (int64_t u = t; u < units; u += threads) {
+    for (int64_t set = begin; set < end; ++set) {
+      float *acc = partial.data() + set * weights;
+      for (int64_t u = set; u < units; u += sets) {
         const int64_t image = u / (g.groups * chunks), group = u / chunks % g.groups;
         const int64_t h0 = u % chunks * rows, r = std::min(rows, g.h - h0), len = r * g.w;
         Gather(planes + (image * g.cout + group * g.cog) * ph.plane, g, ph, h0, r, cols.data());
@@ -305,8 +307,8 @@ void Backward(const float *dy, const float *x, const float *wt, const Geometry &
     }
   });
   std::copy(partial.begin(), partial.begin() + weights, dw);
-  for (int t = 1; t < threads; ++t)
-    for (int64_t i = 0; i < weights; ++i) dw[i] += partial[t * weights + i];
+  for (int64_t set = 1; set < sets; ++set)
+    for (int64_t i = 0; i < weights; ++i) dw[i] += partial[set * weights + i];
 }
 
 bool Float32(const char **dtypes, std::initializer_list<int> at) {
