@@ -14,7 +14,7 @@ ratio graph / torch of each block's fastest calls, median [min, max] over the bl
 from __future__ import annotations
 
 import argparse
-from typing import Any, Callable, Dict, List, Tuple
+from typing import Any, Callable, Dict, Tuple
 
 import mindspore as ms
 import numpy as np
@@ -85,6 +85,51 @@ def _rows() -> Dict[str, Row]:
     }
 
 
+def _bench_row(
+    name: str, row: Row, path: str, rng: np.random.Generator, rounds: int, repeat: int
+) -> None:
+    """Times one row on one path, forward and forward+backward, and prints two lines."""
+    op, (ms_fn, ms_dot), th_fn, xs, ws, cout = row
+    x = rng.standard_normal(xs).astype(np.float32)
+    w = (rng.standard_normal(ws) * 0.05).astype(np.float32)
+    b = rng.standard_normal(cout).astype(np.float32)
+    with torch.no_grad():
+        dy = rng.standard_normal(th_fn(*map(torch.from_numpy, (x, w, b))).shape)
+    dy = dy.astype(np.float32)
+    mx, mw, mb, mdy = (ms.Tensor(a) for a in (x, w, b, dy))
+    # legacy: the float16/float64 path (matmul + shape.fold's col2im), run in float32
+    if path == "legacy":
+        _conv_impl._GEMM_USABLE[_conv_impl.current_device()] = False
+    with use_backend("composite" if path == "composite" else "aot", op):
+        fwd = ms.jit(ms_fn)
+        grad = ms.jit(ms.grad(ms_dot, grad_position=(0, 1, 2)))
+        fwd(mx, mw, mb).asnumpy()
+        grad(mx, mw, mb, mdy)[0].asnumpy()
+
+    def th_fwd() -> Any:
+        with torch.no_grad():
+            return th_fn(*map(torch.from_numpy, (x, w, b)))
+
+    def th_both() -> Any:
+        leaves = [torch.from_numpy(a).requires_grad_() for a in (x, w, b)]
+        th_fn(*leaves).backward(torch.from_numpy(dy))
+
+    def ms_fwd() -> Any:
+        return fwd(mx, mw, mb).asnumpy()
+
+    def ms_both() -> Any:
+        return [g.asnumpy() for g in grad(mx, mw, mb, mdy)]
+
+    for label, mfn, tfn in (("forward", ms_fwd, th_fwd), ("forward+backward", ms_both, th_both)):
+        th_ms, g_ms, ratio, lo, hi, med = _compare(mfn, tfn, rounds, repeat)
+        print(
+            f"{name:44s} {path:9s} {label:17s} {th_ms:9.3f} {g_ms:9.3f} "
+            f"{ratio:6.2f} [{lo:5.2f}, {hi:5.2f}] {med:10.2f}",
+            flush=True,
+        )
+    _conv_impl._GEMM_USABLE.clear()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
@@ -106,54 +151,10 @@ def main() -> None:
         f"{'ratio':>6s} {'[min, max]':>14s} {'of medians':>10s}"
     )
     rng = np.random.default_rng(0)
-    for name, (op, (ms_fn, ms_dot), th_fn, xs, ws, cout) in _rows().items():
-        if args.only and args.only not in name:
-            continue
-        x = rng.standard_normal(xs).astype(np.float32)
-        w = (rng.standard_normal(ws) * 0.05).astype(np.float32)
-        b = rng.standard_normal(cout).astype(np.float32)
-        with torch.no_grad():
-            dy = rng.standard_normal(th_fn(*map(torch.from_numpy, (x, w, b))).shape)
-        dy = dy.astype(np.float32)
-        mx, mw, mb, mdy = (ms.Tensor(a) for a in (x, w, b, dy))
-
-        for path in args.paths.split(","):
-            # legacy: the float16/float64 path (matmul + shape.fold's col2im), run in float32
-            if path == "legacy":
-                _conv_impl._GEMM_USABLE[_conv_impl.current_device()] = False
-            backend = "composite" if path == "composite" else "aot"
-            with use_backend(backend, op):
-                fwd = ms.jit(ms_fn)
-                grad = ms.jit(ms.grad(ms_dot, grad_position=(0, 1, 2)))
-                fwd(mx, mw, mb).asnumpy()
-                grad(mx, mw, mb, mdy)[0].asnumpy()
-
-            def th_fwd(f: Any = th_fn) -> Any:
-                with torch.no_grad():
-                    return f(*map(torch.from_numpy, (x, w, b)))
-
-            def th_both(f: Any = th_fn) -> Any:
-                leaves = [torch.from_numpy(a).requires_grad_() for a in (x, w, b)]
-                f(*leaves).backward(torch.from_numpy(dy))
-
-            def ms_fwd(f: Any = fwd) -> Any:
-                return f(mx, mw, mb).asnumpy()
-
-            def ms_both(f: Any = grad) -> Any:
-                return [g.asnumpy() for g in f(mx, mw, mb, mdy)]
-
-            lines: List[str] = []
-            for label, mfn, tfn in (
-                ("forward", ms_fwd, th_fwd),
-                ("forward+backward", ms_both, th_both),
-            ):
-                th_ms, g_ms, ratio, lo, hi, med = _compare(mfn, tfn, args.rounds, args.repeat)
-                lines.append(
-                    f"{name:44s} {path:9s} {label:17s} {th_ms:9.3f} {g_ms:9.3f} "
-                    f"{ratio:6.2f} [{lo:5.2f}, {hi:5.2f}] {med:10.2f}"
-                )
-                print(lines[-1], flush=True)
-            _conv_impl._GEMM_USABLE.clear()
+    for name, row in _rows().items():
+        if not args.only or args.only in name:
+            for path in args.paths.split(","):
+                _bench_row(name, row, path, rng, args.rounds, args.repeat)
 
 
 if __name__ == "__main__":
