@@ -6,8 +6,12 @@ as MindSpore Custom ops; float32.
 (N, Cout, Ho, Wo) output that ``size`` (an int8 carrier of shape (Ho, Wo)) names; ``geom`` is
 (9,) int64 ``[kh, kw, dh, dw, ph, pw, sh, sw, groups]``. Its bprop is
 ``ConvTransposeGemmBackward(dy, x, w, geom, size) -> (dx, dw)`` and the bias gradient
-``dy.sum((0, 2, 3))``. The matrix products are oneDNN's ``dnnl_sgemm`` from the libdnnl that
-MindSpore's CPU backend loads: the library's probe fails where there is none.
+``dy.sum((0, 2, 3))``. ``ConvGemm(x, w, geom, size)`` is PyTorch's ``conv2d`` (symmetric
+padding, weight (C_out, C_in / groups, kh, kw), ``size`` the output's (H_out, W_out)): the
+transposed convolution's input gradient, whose gradients are ``ConvTransposeGemm`` (input) and
+``ConvGemmWeight(x, dy, w, geom)`` (weight). The matrix products are oneDNN's ``dnnl_sgemm``
+from the libdnnl that MindSpore's CPU backend loads: the library's probe fails where there is
+none.
 """
 
 from __future__ import annotations
@@ -15,7 +19,8 @@ from __future__ import annotations
 from typing import Any, Dict
 
 import numpy as np
-from mindspore import Tensor
+from mindspore import Tensor, ops
+from mindspore.common import dtype as mstype
 from mindspore.common.dtype import float32
 from mindspore.ops import DataType
 
@@ -46,6 +51,21 @@ def _forward_bprop(
     return (dx, dw, dout.sum((0, 2, 3))) + zeros(geom, size)
 
 
+def _conv_shape(x: Any, w: Any, geom: Any, size: Any) -> Any:
+    return [x[0], w[0], size[0], size[1]]
+
+
+def _conv_bprop(x: Tensor, w: Tensor, geom: Tensor, size: Tensor, out: Tensor, dout: Tensor) -> Any:
+    k = KERNELS[device_target()]
+    image = ops.zeros(x.shape[2:], mstype.int8)  # a carrier: its shape is x's (H, W)
+    dx = k["ConvTransposeGemm"](dout, w, ops.zeros((x.shape[1],), float32), geom, image)
+    return (dx, k["ConvGemmWeight"](x, dout, w, geom)) + zeros(geom, size)
+
+
+def _weight_shape(x: Any, dy: Any, w: Any, geom: Any) -> Any:
+    return list(w)
+
+
 def _self_check(k: Dict[str, Any]) -> None:
     """A 1 x 2 input, kernel (1, 3), stride 2: the overlapping column adds both inputs."""
     x = Tensor(np.array([[[[1.0, 2.0]]]], np.float32))
@@ -62,6 +82,11 @@ def _self_check(k: Dict[str, Any]) -> None:
     # the same call's x.grad and w.grad for the output gradient dy
     ok = dx.asnumpy().reshape(-1).tolist() == [321.0, 543.0]
     expect(ok and dw.asnumpy().reshape(-1).tolist() == [7.0, 10.0, 13.0], "its backward", dx, dw)
+    # the convolution of dy with w (torch.nn.functional.conv2d(dy, w, stride=(1, 2))) is dx
+    conv = k["ConvGemm"](dy, w, geom, Tensor(np.zeros((1, 2), np.int8))).asnumpy()
+    expect(conv.reshape(-1).tolist() == [321.0, 543.0], "conv gemm kernel", conv)
+    dw = k["ConvGemmWeight"](dy, x, w, geom).asnumpy()
+    expect(dw.reshape(-1).tolist() == [7.0, 10.0, 13.0], "conv gemm weight kernel", dw)
 
 
 _GEOMETRY = "geom:i64 size:i8"
@@ -69,6 +94,8 @@ LIBRARY = KernelLibrary(
     "conv_gemm",
     [
         Entry("ConvTransposeGemm", f"x w b {_GEOMETRY} -> y", _F32, _forward_shape, _forward_bprop),
+        Entry("ConvGemm", f"x w {_GEOMETRY} -> y", _F32, _conv_shape, _conv_bprop),
+        Entry("ConvGemmWeight", "x dy w geom:i64 -> dw", _F32, _weight_shape, None),
         Entry(
             "ConvTransposeGemmBackward",
             f"dy x w {_GEOMETRY} -> dx dw",

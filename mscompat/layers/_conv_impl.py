@@ -202,7 +202,10 @@ def _conv_composite(
     "aot",
     devices=("CPU",),
     probe=_fold_kernels.probe,
-    note="im2col (shape.unfold's C++ kernel) + matmul",
+    note=(
+        "float32: blocked im2col + oneDNN sgemm in one C++ kernel (conv_gemm); float16/float64: "
+        "im2col (shape.unfold's C++ kernel) + matmul"
+    ),
 )
 def _conv_aot(
     x: Tensor, w: Tensor, b: Optional[Tensor], s: Ints, lo: Ints, hi: Ints, d: Ints, g: int
@@ -219,9 +222,13 @@ def _conv_aot(
     k = (w.shape[2], w.shape[3])
     size = (x.shape[2] + 2 * pad[0], x.shape[3] + 2 * pad[1])
     out = _out_size(size, k, s, d)
+    shape = (x.shape[0], w.shape[0]) + (out[1:] if one_d else out)
+    if _use_gemm(dtype):  # the transposed convolution's input gradient (conv_gemm kernel)
+        geom = _gemm_geom(k, s, pad, d, g)
+        y = _gemm_kernels.KERNELS[device_target()]["ConvGemm"](x, w, geom, shape_carrier(out))
+        return _finish(y.reshape(shape), b, dtype)
     cols = call("shape.unfold", x, k, d, pad, s, out)
     y = _grouped_matmul(w.reshape(w.shape[0], -1), cols, g)
-    shape = (x.shape[0], w.shape[0]) + (out[1:] if one_d else out)
     return _finish(y.reshape(shape), b, dtype)
 
 

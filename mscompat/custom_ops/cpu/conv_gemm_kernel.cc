@@ -11,7 +11,11 @@
 //           (col2im), while the columns are in cache.
 //   ConvTransposeGemmBackward(dy, x, w, geom, size) -> dx, dw
 //     per (image, group, block of input rows): columns = im2col(dy) once, dx = w columns
-//     (the convolution of dy) and dw += x columns^T (per-thread sums, added at the end).
+//     (the convolution of dy) and dw += x columns^T (per-set sums, added at the end).
+//   ConvGemm(x, w, geom, size) -> y and ConvGemmWeight(x, dy, w, geom) -> dw
+//     PyTorch's conv2d (symmetric padding; w (C_out, C_in / groups, kh, kw)) and its weight
+//     gradient: the backward's two halves with the roles of the sides swapped (the
+//     convolution's input gradient is ConvTransposeGemm).
 //
 // The matrix products are oneDNN's dnnl_sgemm, looked up in the process (MindSpore's CPU
 // backend loads libdnnl.so.3): MindSpore's own convolution kernels pick oneDNN's reference
@@ -66,13 +70,10 @@ struct Geometry {
   }
 };
 
-// x at params[x_at] (N, Cin, H, W), w at params[w_at], y's shape from the carrier at `size_at`.
-int ReadGeometry(int *ndims, int64_t **shapes, int x_at, int w_at, int geom_at, int size_at,
-                 void **params, Geometry *g) {
-  if (ndims[geom_at] != 1 || shapes[geom_at][0] != 9 || ndims[size_at] != 2 || ndims[x_at] != 4 ||
-      ndims[w_at] != 4)
-    return kBadShape;
-  const int64_t *p = static_cast<const int64_t *>(params[geom_at]);
+// The geometry from geom's values `p`, the weight's shape `ws` (4-D) and the sizes of the two
+// sides: the small one (n, cin, h, w) and the large one's (ho, wo).
+int Fill(const int64_t *p, const int64_t *ws, int64_t n, int64_t cin, int64_t h, int64_t w,
+         int64_t ho, int64_t wo, Geometry *g) {
   g->kh = p[0];
   g->kw = p[1];
   g->dh = p[2];
@@ -82,13 +83,12 @@ int ReadGeometry(int *ndims, int64_t **shapes, int x_at, int w_at, int geom_at, 
   g->sh = p[6];
   g->sw = p[7];
   g->groups = p[8];
-  const int64_t *xs = shapes[x_at], *ws = shapes[w_at];
-  g->n = xs[0];
-  g->cin = xs[1];
-  g->h = xs[2];
-  g->w = xs[3];
-  g->ho = shapes[size_at][0];
-  g->wo = shapes[size_at][1];
+  g->n = n;
+  g->cin = cin;
+  g->h = h;
+  g->w = w;
+  g->ho = ho;
+  g->wo = wo;
   if (g->kh < 1 || g->kw < 1 || g->dh < 1 || g->dw < 1 || g->ph < 0 || g->pw < 0 ||
       g->sh < 1 || g->sw < 1 || g->groups < 1 || g->cin % g->groups != 0)
     return kBadShape;
@@ -99,6 +99,23 @@ int ReadGeometry(int *ndims, int64_t **shapes, int x_at, int w_at, int geom_at, 
   g->cout = g->cog * g->groups;
   if (g->n < 1 || g->h < 1 || g->w < 1 || g->ho < 1 || g->wo < 1 || g->cog < 1) return kBadShape;
   return kOk;
+}
+
+bool GeometryShapes(int *ndims, int64_t **shapes, std::initializer_list<int> four, int geom_at,
+                    int size_at) {
+  for (int i : four)
+    if (ndims[i] != 4) return false;
+  return ndims[geom_at] == 1 && shapes[geom_at][0] == 9 && (size_at < 0 || ndims[size_at] == 2);
+}
+
+// The transposed convolution's geometry: x (the small side) at x_at, the weight at w_at, the
+// large side's (Ho, Wo) from the carrier at size_at.
+int ReadGeometry(int *ndims, int64_t **shapes, int x_at, int w_at, int geom_at, int size_at,
+                 void **params, Geometry *g) {
+  if (!GeometryShapes(ndims, shapes, {x_at, w_at}, geom_at, size_at)) return kBadShape;
+  const int64_t *xs = shapes[x_at];
+  return Fill(static_cast<const int64_t *>(params[geom_at]), shapes[w_at], xs[0], xs[1], xs[2],
+              xs[3], shapes[size_at][0], shapes[size_at][1], g);
 }
 
 // Output planes are handled in a stride-split ("phase") layout: the (sh * sw) sub-grids of the
@@ -264,7 +281,8 @@ void Gather(const float *planes, const Geometry &g, const Phases &ph, int64_t h0
   }
 }
 
-// dx = conv(dy, w) and dw = sum x im2col(dy)^T, units (image, group, block of input rows).
+// dx = conv(dy, w) and dw = sum x im2col(dy)^T (either may be null: not computed), units
+// (image, group, block of input rows).
 void Backward(const float *dy, const float *x, const float *wt, const Geometry &g, float *dx,
               float *dw, SgemmFn sgemm) {
   const int64_t rows = g.RowsPerBlock(g.cog * g.k);
@@ -277,7 +295,7 @@ void Backward(const float *dy, const float *x, const float *wt, const Geometry &
   // order at the end: deterministic, and the sets are handed out on demand (a thread the OS
   // deschedules delays one set, not half of the work).
   const int64_t sets = std::min<int64_t>(units, threads == 1 ? 1 : 4 * threads);
-  std::vector<float> partial(static_cast<size_t>(sets * weights), 0.0f);
+  std::vector<float> partial(dw != nullptr ? static_cast<size_t>(sets * weights) : 0, 0.0f);
   const Phases ph(g);
   std::vector<float> phased;
   if (!ph.identity) {  // dy in the phase layout, once
@@ -292,20 +310,22 @@ void Backward(const float *dy, const float *x, const float *wt, const Geometry &
   mscompat::ParallelFor(sets, flops / 64, 1 << 16, 1 << 15, [&](int64_t begin, int64_t end) {
     std::vector<float> cols(static_cast<size_t>(g.cog * g.k * rows * g.w));
     for (int64_t set = begin; set < end; ++set) {
-      float *acc = partial.data() + set * weights;
+      float *acc = dw != nullptr ? partial.data() + set * weights : nullptr;
       for (int64_t u = set; u < units; u += sets) {
         const int64_t image = u / (g.groups * chunks), group = u / chunks % g.groups;
         const int64_t h0 = u % chunks * rows, r = std::min(rows, g.h - h0), len = r * g.w;
         Gather(planes + (image * g.cout + group * g.cog) * ph.plane, g, ph, h0, r, cols.data());
         const int64_t at = (image * g.cin + group * g.cig) * g.h * g.w + h0 * g.w;
-        const float *a = wt + group * g.cig * g.cog * g.k;  // (Cin_g, Cout_g * K)
-        sgemm('N', 'N', g.cig, len, g.cog * g.k, 1.0f, a, g.cog * g.k, cols.data(), len, 0.0f,
-              dx + at, g.h * g.w);
-        sgemm('N', 'T', g.cig, g.cog * g.k, len, 1.0f, x + at, g.h * g.w, cols.data(), len, 1.0f,
-              acc + group * g.cig * g.cog * g.k, g.cog * g.k);
+        if (dx != nullptr)  // w: (Cin_g, Cout_g * K) per group
+          sgemm('N', 'N', g.cig, len, g.cog * g.k, 1.0f, wt + group * g.cig * g.cog * g.k,
+                g.cog * g.k, cols.data(), len, 0.0f, dx + at, g.h * g.w);
+        if (dw != nullptr)
+          sgemm('N', 'T', g.cig, g.cog * g.k, len, 1.0f, x + at, g.h * g.w, cols.data(), len,
+                1.0f, acc + group * g.cig * g.cog * g.k, g.cog * g.k);
       }
     }
   });
+  if (dw == nullptr) return;
   std::copy(partial.begin(), partial.begin() + weights, dw);
   for (int64_t set = 1; set < sets; ++set)
     for (int64_t i = 0; i < weights; ++i) dw[i] += partial[set * weights + i];
@@ -360,5 +380,49 @@ extern "C" int ConvTransposeGemmBackward(int nparam, void **params, int *ndims, 
   Backward(static_cast<const float *>(params[0]), static_cast<const float *>(params[1]),
            static_cast<const float *>(params[2]), g, static_cast<float *>(params[5]),
            static_cast<float *>(params[6]), sgemm);
+  return kOk;
+}
+
+// The convolution (PyTorch's conv2d, symmetric padding) as the transposed convolution's input
+// gradient: its input is the large side, its (C_out, C_in / groups, kh, kw) weight the
+// transposed one's (Cin, Cout / groups, kh, kw).
+// params: x (N, C_in, H, W), w, geom, size (the output's (H_out, W_out) carrier), y
+extern "C" int ConvGemm(int nparam, void **params, int *ndims, int64_t **shapes,
+                        const char **dtypes, void *, void *) {
+  if (nparam != 5) return kBadArity;
+  if (!Float32(dtypes, {0, 1, 4}) || !Carriers(dtypes, 2)) return kBadDtype;
+  const SgemmFn sgemm = Sgemm();
+  if (sgemm == nullptr) return kBadOption;
+  if (!GeometryShapes(ndims, shapes, {0, 1, 4}, 2, 3)) return kBadShape;
+  const int64_t *xs = shapes[0], *ws = shapes[1];
+  Geometry g;
+  if (int rc = Fill(static_cast<const int64_t *>(params[2]), ws, xs[0], ws[0], shapes[3][0],
+                    shapes[3][1], xs[2], xs[3], &g))
+    return rc;
+  if (xs[1] != g.cout || !mscompat::HasShape(4, shapes[4], {g.n, g.cin, g.h, g.w}))
+    return kBadShape;
+  Backward(static_cast<const float *>(params[0]), nullptr, static_cast<const float *>(params[1]),
+           g, static_cast<float *>(params[4]), nullptr, sgemm);
+  return kOk;
+}
+
+// The convolution's weight gradient. params: x (N, C_in, H, W), dy (N, C_out, H_out, W_out),
+// w (read for its shape), geom, dw
+extern "C" int ConvGemmWeight(int nparam, void **params, int *ndims, int64_t **shapes,
+                              const char **dtypes, void *, void *) {
+  if (nparam != 5) return kBadArity;
+  if (!Float32(dtypes, {0, 1, 2, 4}) || std::strcmp(dtypes[3], "int64") != 0) return kBadDtype;
+  const SgemmFn sgemm = Sgemm();
+  if (sgemm == nullptr) return kBadOption;
+  if (!GeometryShapes(ndims, shapes, {0, 1, 2, 4}, 3, -1)) return kBadShape;
+  const int64_t *xs = shapes[0], *ds = shapes[1];
+  Geometry g;
+  if (int rc = Fill(static_cast<const int64_t *>(params[3]), shapes[2], ds[0], ds[1], ds[2],
+                    ds[3], xs[2], xs[3], &g))
+    return rc;
+  if (xs[0] != g.n || xs[1] != g.cout || !mscompat::SameShape(4, shapes[4], 4, shapes[2]))
+    return kBadShape;
+  Backward(static_cast<const float *>(params[0]), static_cast<const float *>(params[1]), nullptr,
+           g, nullptr, static_cast<float *>(params[4]), sgemm);
   return kOk;
 }
