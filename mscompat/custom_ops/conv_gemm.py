@@ -6,7 +6,7 @@ as MindSpore Custom ops; float32.
 (N, Cout, Ho, Wo) output that ``size`` (an int8 carrier of shape (Ho, Wo)) names; ``geom`` is
 (9,) int64 ``[kh, kw, dh, dw, ph, pw, sh, sw, groups]``. Its bprop is
 ``ConvTransposeGemmBackward(dy, x, w, geom, size) -> (dx, dw)`` and the bias gradient
-``dy.sum((0, 2, 3))``. ``ConvGemm(x, w, geom, size)`` is PyTorch's ``conv2d`` (symmetric
+``dy.sum((0, 2, 3))``. ``ConvGemm(x, w, b, geom, size)`` is PyTorch's ``conv2d`` (symmetric
 padding, weight (C_out, C_in / groups, kh, kw), ``size`` the output's (H_out, W_out)): the
 transposed convolution's input gradient, whose gradients are ``ConvTransposeGemm`` (input) and
 ``ConvGemmWeight(x, dy, w, geom)`` (weight). The matrix products are oneDNN's ``dnnl_sgemm``
@@ -51,15 +51,18 @@ def _forward_bprop(
     return (dx, dw, dout.sum((0, 2, 3))) + zeros(geom, size)
 
 
-def _conv_shape(x: Any, w: Any, geom: Any, size: Any) -> Any:
+def _conv_shape(x: Any, w: Any, b: Any, geom: Any, size: Any) -> Any:
     return [x[0], w[0], size[0], size[1]]
 
 
-def _conv_bprop(x: Tensor, w: Tensor, geom: Tensor, size: Tensor, out: Tensor, dout: Tensor) -> Any:
+def _conv_bprop(
+    x: Tensor, w: Tensor, b: Tensor, geom: Tensor, size: Tensor, out: Tensor, dout: Tensor
+) -> Any:
     k = KERNELS[device_target()]
     image = ops.zeros(x.shape[2:], mstype.int8)  # a carrier: its shape is x's (H, W)
     dx = k["ConvTransposeGemm"](dout, w, ops.zeros((x.shape[1],), float32), geom, image)
-    return (dx, k["ConvGemmWeight"](x, dout, w, geom)) + zeros(geom, size)
+    dw = k["ConvGemmWeight"](x, dout, w, geom)
+    return (dx, dw, dout.sum((0, 2, 3))) + zeros(geom, size)
 
 
 def _weight_shape(x: Any, dy: Any, w: Any, geom: Any) -> Any:
@@ -82,9 +85,9 @@ def _self_check(k: Dict[str, Any]) -> None:
     # the same call's x.grad and w.grad for the output gradient dy
     ok = dx.asnumpy().reshape(-1).tolist() == [321.0, 543.0]
     expect(ok and dw.asnumpy().reshape(-1).tolist() == [7.0, 10.0, 13.0], "its backward", dx, dw)
-    # the convolution of dy with w (torch.nn.functional.conv2d(dy, w, stride=(1, 2))) is dx
-    conv = k["ConvGemm"](dy, w, geom, Tensor(np.zeros((1, 2), np.int8))).asnumpy()
-    expect(conv.reshape(-1).tolist() == [321.0, 543.0], "conv gemm kernel", conv)
+    # the convolution of dy with w is dx: torch.nn.functional.conv2d(dy, w, b, stride=(1, 2))
+    conv = k["ConvGemm"](dy, w, b, geom, Tensor(np.zeros((1, 2), np.int8))).asnumpy()
+    expect(conv.reshape(-1).tolist() == [321.5, 543.5], "conv gemm kernel", conv)
     dw = k["ConvGemmWeight"](dy, x, w, geom).asnumpy()
     expect(dw.reshape(-1).tolist() == [7.0, 10.0, 13.0], "conv gemm weight kernel", dw)
 
@@ -94,7 +97,7 @@ LIBRARY = KernelLibrary(
     "conv_gemm",
     [
         Entry("ConvTransposeGemm", f"x w b {_GEOMETRY} -> y", _F32, _forward_shape, _forward_bprop),
-        Entry("ConvGemm", f"x w {_GEOMETRY} -> y", _F32, _conv_shape, _conv_bprop),
+        Entry("ConvGemm", f"x w b {_GEOMETRY} -> y", _F32, _conv_shape, _conv_bprop),
         Entry("ConvGemmWeight", "x dy w geom:i64 -> dw", _F32, _weight_shape, None),
         Entry(
             "ConvTransposeGemmBackward",

@@ -225,8 +225,10 @@ def _conv_aot(
     shape = (x.shape[0], w.shape[0]) + (out[1:] if one_d else out)
     if _use_gemm(dtype):  # the transposed convolution's input gradient (conv_gemm kernel)
         geom = _gemm_geom(k, s, pad, d, g)
-        y = _gemm_kernels.KERNELS[device_target()]["ConvGemm"](x, w, geom, shape_carrier(out))
-        return _finish(y.reshape(shape), b, dtype)
+        if b is None:
+            b = ops.zeros((w.shape[0],), x.dtype)
+        op = _gemm_kernels.KERNELS[device_target()]["ConvGemm"]
+        return op(x, w, b, geom, shape_carrier(out)).reshape(shape)
     cols = call("shape.unfold", x, k, d, pad, s, out)
     y = _grouped_matmul(w.reshape(w.shape[0], -1), cols, g)
     return _finish(y.reshape(shape), b, dtype)

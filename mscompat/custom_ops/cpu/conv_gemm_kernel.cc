@@ -12,7 +12,7 @@
 //   ConvTransposeGemmBackward(dy, x, w, geom, size) -> dx, dw
 //     per (image, group, block of input rows): columns = im2col(dy) once, dx = w columns
 //     (the convolution of dy) and dw += x columns^T (per-set sums, added at the end).
-//   ConvGemm(x, w, geom, size) -> y and ConvGemmWeight(x, dy, w, geom) -> dw
+//   ConvGemm(x, w, b, geom, size) -> y and ConvGemmWeight(x, dy, w, geom) -> dw
 //     PyTorch's conv2d (symmetric padding; w (C_out, C_in / groups, kh, kw)) and its weight
 //     gradient: the backward's two halves with the roles of the sides swapped (the
 //     convolution's input gradient is ConvTransposeGemm).
@@ -284,7 +284,7 @@ void Gather(const float *planes, const Geometry &g, const Phases &ph, int64_t h0
 // dx = conv(dy, w) and dw = sum x im2col(dy)^T (either may be null: not computed), units
 // (image, group, block of input rows).
 void Backward(const float *dy, const float *x, const float *wt, const Geometry &g, float *dx,
-              float *dw, SgemmFn sgemm) {
+              float *dw, SgemmFn sgemm, const float *bias = nullptr) {
   const int64_t rows = g.RowsPerBlock(g.cog * g.k);
   const int64_t chunks = (g.h + rows - 1) / rows;
   const int64_t units = g.n * g.groups * chunks;
@@ -316,9 +316,13 @@ void Backward(const float *dy, const float *x, const float *wt, const Geometry &
         const int64_t h0 = u % chunks * rows, r = std::min(rows, g.h - h0), len = r * g.w;
         Gather(planes + (image * g.cout + group * g.cog) * ph.plane, g, ph, h0, r, cols.data());
         const int64_t at = (image * g.cin + group * g.cig) * g.h * g.w + h0 * g.w;
+        if (bias != nullptr)  // dx starts as the bias (the convolution's forward)
+          for (int64_t c = 0; c < g.cig; ++c)
+            std::fill(dx + at + c * g.h * g.w, dx + at + c * g.h * g.w + len,
+                      bias[group * g.cig + c]);
         if (dx != nullptr)  // w: (Cin_g, Cout_g * K) per group
           sgemm('N', 'N', g.cig, len, g.cog * g.k, 1.0f, wt + group * g.cig * g.cog * g.k,
-                g.cog * g.k, cols.data(), len, 0.0f, dx + at, g.h * g.w);
+                g.cog * g.k, cols.data(), len, bias != nullptr ? 1.0f : 0.0f, dx + at, g.h * g.w);
         if (dw != nullptr)
           sgemm('N', 'T', g.cig, g.cog * g.k, len, 1.0f, x + at, g.h * g.w, cols.data(), len,
                 1.0f, acc + group * g.cig * g.cog * g.k, g.cog * g.k);
@@ -386,23 +390,26 @@ extern "C" int ConvTransposeGemmBackward(int nparam, void **params, int *ndims, 
 // The convolution (PyTorch's conv2d, symmetric padding) as the transposed convolution's input
 // gradient: its input is the large side, its (C_out, C_in / groups, kh, kw) weight the
 // transposed one's (Cin, Cout / groups, kh, kw).
-// params: x (N, C_in, H, W), w, geom, size (the output's (H_out, W_out) carrier), y
+// params: x (N, C_in, H, W), w, b (C_out,), geom, size (the output's (H_out, W_out)
+// carrier), y
 extern "C" int ConvGemm(int nparam, void **params, int *ndims, int64_t **shapes,
                         const char **dtypes, void *, void *) {
-  if (nparam != 5) return kBadArity;
-  if (!Float32(dtypes, {0, 1, 4}) || !Carriers(dtypes, 2)) return kBadDtype;
+  if (nparam != 6) return kBadArity;
+  if (!Float32(dtypes, {0, 1, 2, 5}) || !Carriers(dtypes, 3)) return kBadDtype;
   const SgemmFn sgemm = Sgemm();
   if (sgemm == nullptr) return kBadOption;
-  if (!GeometryShapes(ndims, shapes, {0, 1, 4}, 2, 3)) return kBadShape;
+  if (!GeometryShapes(ndims, shapes, {0, 1, 5}, 3, 4)) return kBadShape;
   const int64_t *xs = shapes[0], *ws = shapes[1];
   Geometry g;
-  if (int rc = Fill(static_cast<const int64_t *>(params[2]), ws, xs[0], ws[0], shapes[3][0],
-                    shapes[3][1], xs[2], xs[3], &g))
+  if (int rc = Fill(static_cast<const int64_t *>(params[3]), ws, xs[0], ws[0], shapes[4][0],
+                    shapes[4][1], xs[2], xs[3], &g))
     return rc;
-  if (xs[1] != g.cout || !mscompat::HasShape(4, shapes[4], {g.n, g.cin, g.h, g.w}))
+  if (xs[1] != g.cout || !mscompat::HasShape(ndims[2], shapes[2], {g.cin}) ||
+      !mscompat::HasShape(4, shapes[5], {g.n, g.cin, g.h, g.w}))
     return kBadShape;
   Backward(static_cast<const float *>(params[0]), nullptr, static_cast<const float *>(params[1]),
-           g, static_cast<float *>(params[4]), nullptr, sgemm);
+           g, static_cast<float *>(params[5]), nullptr, sgemm,
+           static_cast<const float *>(params[2]));
   return kOk;
 }
 
