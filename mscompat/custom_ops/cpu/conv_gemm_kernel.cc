@@ -31,6 +31,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "common.h"
@@ -74,15 +75,8 @@ struct Geometry {
 // sides: the small one (n, cin, h, w) and the large one's (ho, wo).
 int Fill(const int64_t *p, const int64_t *ws, int64_t n, int64_t cin, int64_t h, int64_t w,
          int64_t ho, int64_t wo, Geometry *g) {
-  g->kh = p[0];
-  g->kw = p[1];
-  g->dh = p[2];
-  g->dw = p[3];
-  g->ph = p[4];
-  g->pw = p[5];
-  g->sh = p[6];
-  g->sw = p[7];
-  g->groups = p[8];
+  int64_t *fields[] = {&g->kh, &g->kw, &g->dh, &g->dw, &g->ph, &g->pw, &g->sh, &g->sw, &g->groups};
+  for (int i = 0; i < 9; ++i) *fields[i] = p[i];
   g->n = n;
   g->cin = cin;
   g->h = h;
@@ -189,10 +183,16 @@ void Interleave(const Geometry &g, const Phases &ph, float *phased, float *plain
   }
 }
 
-// col2im of one block of columns (nc channels, input rows [h0, h0 + r)) into nc phase-layout
-// planes at `planes` (built for AVX2 too: the row additions are its vector loop).
-__attribute__((target_clones("avx2", "default"))) void AddColumns(const Geometry &g, const Phases &ph, const float *cols, int64_t nc, int64_t h0,
-                int64_t r, float *planes) {
+// An offset ForColumnRows passes for an output row outside the output (a real offset may be
+// negative: the columns before lo never land).
+constexpr int64_t kOutside = std::numeric_limits<int64_t>::min();
+
+// For each column row of a block (nc channels x K kernel offsets, input rows [h0, h0 + r)) and
+// each input row ih: body(column offset, offset in the phase-layout planes or kOutside where
+// the output row is outside, lo, hi), the columns [lo, hi) of that row landing inside.
+template <typename F>
+void ForColumnRows(const Geometry &g, const Phases &ph, int64_t nc, int64_t h0, int64_t r,
+                   F body) {
   const int64_t len = r * g.w;
   for (int64_t c = 0; c < nc; ++c) {
     for (int64_t i = 0; i < g.kh; ++i) {
@@ -202,18 +202,29 @@ __attribute__((target_clones("avx2", "default"))) void AddColumns(const Geometry
         int64_t b, qw, lo, hi;
         Split(-g.pw + j * g.dw, g.sw, &b, &qw);
         ColumnRange(g, j, &lo, &hi);
-        const float *row = cols + (c * g.k + i * g.kw + j) * len;
-        float *sub = planes + c * ph.plane + (a * g.sw + b) * ph.hq * ph.wq + qw;
+        const int64_t row = (c * g.k + i * g.kw + j) * len;
+        const int64_t sub = c * ph.plane + (a * g.sw + b) * ph.hq * ph.wq + qw;
         for (int64_t ih = 0; ih < r; ++ih) {
           const int64_t oh = (h0 + ih) * g.sh - g.ph + i * g.dh;
-          if (oh < 0 || oh >= g.ho) continue;
-          const float *src = row + ih * g.w;
-          float *dst = sub + (h0 + ih + qh) * ph.wq;
-          for (int64_t iw = lo; iw < hi; ++iw) dst[iw] += src[iw];
+          const bool inside = oh >= 0 && oh < g.ho;
+          body(row + ih * g.w, inside ? sub + (h0 + ih + qh) * ph.wq : kOutside, lo, hi);
         }
       }
     }
   }
+}
+
+// col2im of one block of columns (nc channels, input rows [h0, h0 + r)) into nc phase-layout
+// planes at `planes` (built for AVX2 too: the row additions are its vector loop).
+__attribute__((target_clones("avx2", "default"))) void AddColumns(
+    const Geometry &g, const Phases &ph, const float *cols, int64_t nc, int64_t h0, int64_t r,
+    float *planes) {
+  ForColumnRows(g, ph, nc, h0, r, [=](int64_t at, int64_t to, int64_t lo, int64_t hi) {
+    if (to == kOutside) return;
+    const float *src = cols + at;
+    float *dst = planes + to;
+    for (int64_t iw = lo; iw < hi; ++iw) dst[iw] += src[iw];
+  });
 }
 
 // y = conv_transpose(x, w) + b, units (image, group, block of cb output channels).
@@ -253,32 +264,17 @@ void Scatter(const float *x, const float *wt, const float *b, const Geometry &g,
 // (Cout_g * K, r * W).
 void Gather(const float *planes, const Geometry &g, const Phases &ph, int64_t h0, int64_t r,
             float *cols) {
-  const int64_t len = r * g.w;
-  for (int64_t c = 0; c < g.cog; ++c) {
-    for (int64_t i = 0; i < g.kh; ++i) {
-      int64_t a, qh;
-      Split(-g.ph + i * g.dh, g.sh, &a, &qh);
-      for (int64_t j = 0; j < g.kw; ++j) {
-        int64_t b, qw, lo, hi;
-        Split(-g.pw + j * g.dw, g.sw, &b, &qw);
-        ColumnRange(g, j, &lo, &hi);
-        float *row = cols + (c * g.k + i * g.kw + j) * len;
-        const float *sub = planes + c * ph.plane + (a * g.sw + b) * ph.hq * ph.wq + qw;
-        for (int64_t ih = 0; ih < r; ++ih) {
-          const int64_t oh = (h0 + ih) * g.sh - g.ph + i * g.dh;
-          float *dst = row + ih * g.w;
-          if (oh < 0 || oh >= g.ho || lo >= hi) {
-            std::fill(dst, dst + g.w, 0.0f);
-            continue;
-          }
-          const float *src = sub + (h0 + ih + qh) * ph.wq;
-          std::fill(dst, dst + lo, 0.0f);
-          std::copy(src + lo, src + hi, dst + lo);
-          std::fill(dst + hi, dst + g.w, 0.0f);
-        }
-      }
+  ForColumnRows(g, ph, g.cog, h0, r, [=, &g](int64_t at, int64_t from, int64_t lo, int64_t hi) {
+    float *dst = cols + at;
+    if (from == kOutside || lo >= hi) {
+      std::fill(dst, dst + g.w, 0.0f);
+      return;
     }
-  }
+    const float *src = planes + from;
+    std::fill(dst, dst + lo, 0.0f);
+    std::copy(src + lo, src + hi, dst + lo);
+    std::fill(dst + hi, dst + g.w, 0.0f);
+  });
 }
 
 // dx = conv(dy, w) and dw = sum x im2col(dy)^T (either may be null: not computed), units
