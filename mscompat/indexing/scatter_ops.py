@@ -149,10 +149,6 @@ _CELLS: Dict[str, Dict[bool, _SegmentReduce]] = {
 }
 
 
-def _range_error(fn: str, axis: int, n: int) -> ValueError:
-    return ValueError(range_message(fn, "index", 0, n, f"input.shape[{axis}]"))
-
-
 @register("indexing.scatter_reduce", "composite", note="segment ops on flat positions")
 def _scatter_reduce_composite(
     x: Tensor, src: Tensor, idx: Tensor, axis: int, reduce: str, include_self: bool, fn: str
@@ -182,7 +178,7 @@ def _scatter_reduce_aot(
         idx = idx.astype(ms.int64)
     out, bad = _scatter_kernels.KERNELS[device_target()]["ScatterReduce"](key, idx, vals, p)
     if bad[0] > 0:
-        raise _range_error(fn, axis, x.shape[axis])
+        raise ValueError(range_message(fn, "index", 0, x.shape[axis], f"input.shape[{axis}]"))
     return out.astype(ms.float16) if half else out
 
 
@@ -291,7 +287,7 @@ def _scatter_reduce(
     if idx.size == 0:
         return input
     if x.size == 0:  # every index is out of range (no backend sees an empty tensor)
-        raise _range_error(fn, axis, x.shape[axis])
+        raise ValueError(range_message(fn, "index", 0, 0, f"input.shape[{axis}]"))
     out = call("indexing.scatter_reduce", x, s, idx, axis, reduce, include_self, fn)
     return out if tuple(out.shape) == shape else out.reshape(shape)
 

@@ -35,13 +35,20 @@
 // Threads split the index by output lines (all coordinates but `dim`): every output element is
 // written by one thread only, and sees its contributions in PyTorch's order.
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <type_traits>
 #include <vector>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "common.h"
 #include "half.h"
@@ -52,6 +59,8 @@ namespace {
 using namespace mscompat::status;
 using mscompat::IsNan;
 using mscompat::ParallelFor;
+
+constexpr int kOutOfMemory = 5;  // a scratch buffer could not be allocated
 
 enum Reduce { kSum = 0, kProd = 1, kMean = 2, kAmax = 3, kAmin = 4 };
 
@@ -119,13 +128,15 @@ int MakeGeometry(int *ndims, int64_t **shapes, int64_t dim, Geometry *g) {
 
 // f(i, s, x) for every element of the output lines [begin, end) (line = outer * inner + c), in
 // increasing order along `dim` within each line: i its position in idx, s in src, x the offset
-// in x of its line (add idx[i] * stride_x). Lines of one outer coordinate are walked together,
-// row by row, so idx and src are read in memory order.
+// in x of its line (add idx[i] * stride_x). Lines are walked in blocks of neighbours, row by
+// row: idx and src are read in memory order, and the block's outputs (n_x rows of a few cache
+// lines each) stay in cache while the index jumps between rows.
 template <typename F>
 void Visit(const Geometry &g, int64_t begin, int64_t end, F &&f) {
+  const int64_t block = std::max<int64_t>(16, (int64_t{1} << 16) / std::max<int64_t>(g.n_x, 1));
   for (int64_t line = begin; line < end;) {
     const int64_t o = line / g.inner, c0 = line % g.inner;
-    const int64_t c1 = std::min(g.inner, c0 + (end - line));
+    const int64_t c1 = std::min({g.inner, c0 + (end - line), c0 + block});
     const int64_t xo = g.x_outer[o];
     for (int64_t j = 0; j < g.n; ++j) {
       const int64_t ib = (o * g.n + j) * g.inner;
@@ -150,6 +161,50 @@ void ParallelCopy(const T *from, T *to, int64_t n) {
     std::memcpy(to + begin, from + begin, (end - begin) * sizeof(T));
   });
 }
+
+// Memory on 2 MiB pages where the kernel allows it: a scatter jumps between rows of its
+// output, each on its own 4 KiB page, and with the backward's several arrays the pages
+// outnumbered the TLB (the amax backward ran 5-10x slower than its memory traffic).
+struct HugeBuffer {
+  void *data = nullptr;
+  size_t bytes = 0;
+  void Reserve(size_t want) {
+    if (want <= bytes) return;
+    std::free(data);
+    const size_t huge = size_t{1} << 21;
+    bytes = (want + huge - 1) / huge * huge;
+    data = std::aligned_alloc(huge, bytes);
+    if (data == nullptr) {
+      bytes = 0;
+      return;
+    }
+    madvise(data, bytes, MADV_HUGEPAGE);
+  }
+  ~HugeBuffer() { std::free(data); }
+};
+
+// Zeroed scratch memory of n elements for a kernel's temporaries, kept from call to call per
+// calling thread and slot up to 2^24 elements (fresh pages each call cost page faults worth a
+// pass over the data); larger ones are freed with the object. data() is null if out of memory.
+template <typename T>
+class Scratch {
+ public:
+  Scratch(int slot, int64_t n) {
+    thread_local HugeBuffer kept[2];
+    HugeBuffer &buf = n <= (int64_t{1} << 24) ? kept[slot] : own_;
+    buf.Reserve(static_cast<size_t>(n) * sizeof(T));
+    T *data = data_ = static_cast<T *>(buf.data);
+    if (data == nullptr) return;
+    ParallelFor(n, n / 4, [=](int64_t begin, int64_t end) {
+      std::fill(data + begin, data + end, T(0));
+    });
+  }
+  T *data() const { return data_; }
+
+ private:
+  HugeBuffer own_;
+  T *data_ = nullptr;
+};
 
 // Rounding after each step: to float16 for half data, none otherwise.
 template <typename T>
@@ -181,6 +236,25 @@ inline T FloorDivide(T a, T b) {
   }
 }
 
+// 1 where a == b (so +0 == -0, and a NaN equals nothing), else 0, without a branch: the
+// backward of amax/amin compares every value with its result, true about half the time on
+// random data, and the branch the compiler made of `T(a == b)` mispredicted that often.
+inline float Equal(float a, float b) {
+#if defined(__SSE2__)
+  return _mm_cvtss_f32(_mm_and_ps(_mm_cmpeq_ss(_mm_set_ss(a), _mm_set_ss(b)), _mm_set_ss(1.0f)));
+#else
+  return a == b ? 1.0f : 0.0f;
+#endif
+}
+
+inline double Equal(double a, double b) {
+#if defined(__SSE2__)
+  return _mm_cvtsd_f64(_mm_and_pd(_mm_cmpeq_sd(_mm_set_sd(a), _mm_set_sd(b)), _mm_set_sd(1.0)));
+#else
+  return a == b ? 1.0 : 0.0;
+#endif
+}
+
 // A count as PyTorch keeps it: in the data's dtype (float16 counts round above 2048).
 template <typename T>
 inline T CountAs(int64_t n, bool half) {
@@ -210,7 +284,7 @@ void Accumulate(const Geometry &g, const int64_t *idx, const T *src, T *out,
 }
 
 template <typename T>
-void Forward(const Geometry &g, const T *x, const int64_t *idx, const T *src, int reduce,
+int Forward(const Geometry &g, const T *x, const int64_t *idx, const T *src, int reduce,
              bool incl, bool half, T *out, int64_t *bad) {
   ParallelCopy(x, out, g.size_x);
   std::atomic<int64_t> outside{0};
@@ -229,74 +303,90 @@ void Forward(const Geometry &g, const T *x, const int64_t *idx, const T *src, in
     default: Accumulate<kAmin>(g, idx, src, out, &outside); break;
   }
   if (reduce == kMean) {
-    std::vector<int32_t> count(g.size_x, 0);
+    const Scratch<int32_t> counts(0, g.size_x);
+    int32_t *count = counts.data();
+    if (count == nullptr) return kOutOfMemory;
     ParallelVisit(g, [&](int64_t i, int64_t, int64_t x0) {
       if (valid(i)) ++count[x0 + idx[i] * g.stride_x];
     });
     ParallelFor(g.size_x, g.size_x, [&](int64_t begin, int64_t end) {
-      for (int64_t p = begin; p < end; ++p)
-        if (count[p] > 0)
-          out[p] = Round<T>(FloorDivide(Round<T>(out[p], half), CountAs<T>(count[p] + incl, half)),
-                            half);
+      // every position (x / 1 == x where nothing was scattered): no branch on the count
+      for (int64_t p = begin; p < end; ++p) {
+        const int64_t n = std::max<int64_t>(count[p] + incl, 1);
+        out[p] = Round<T>(FloorDivide(Round<T>(out[p], half), CountAs<T>(n, half)), half);
+      }
     });
   }
   *bad = outside.load();
+  return kOk;
 }
 
 // ------------------------------------------------------------------------------ backward
 
 template <typename T>
-void Backward(const Geometry &g, const T *x, const int64_t *idx, const T *src, const T *out,
+int Backward(const Geometry &g, const T *x, const int64_t *idx, const T *src, const T *out,
               const T *dout, int reduce, bool incl, bool half, T *dx, T *dsrc) {
   const int64_t n = g.size_x;
+  const bool extreme = reduce == kAmax || reduce == kAmin;
   auto at = [&](int64_t i, int64_t x0) -> int64_t {
     const int64_t k = idx[i];
     return (k < 0 || k >= g.n_x) ? -1 : x0 + k * g.stride_x;
   };
   auto R = [half](T v) { return Round<T>(v, half); };
-  // Per output position: how many src values it receives, and (amax/amin) how many equal the
-  // result, (prod) how many are zero and the two products of the backward.
-  std::vector<int32_t> hits(n, 0), ties;
+  // Per output position: hits, the src values it receives (where needed); acc, mean's count
+  // or the number of src values equal to an extreme, then each value's share of the gradient;
+  // (prod) the zeros among src and the two products of the backward. For amax/amin the
+  // result sits next to acc (res[2p], acc[2p]): the random accesses touch one array.
+  const bool need_hits = !incl || reduce == kProd, need_acc = reduce != kSum;
+  const Scratch<int32_t> hits_buf(0, need_hits ? n : 0);
+  const Scratch<T> acc_buf(1, need_acc ? (extreme ? 2 * n : n) : 0);
+  int32_t *hits = need_hits ? hits_buf.data() : nullptr;
+  T *acc = need_acc ? acc_buf.data() : nullptr;
+  if ((need_hits && hits == nullptr) || (need_acc && acc == nullptr)) return kOutOfMemory;
+    T *res = extreme ? acc + 1 : nullptr;     // res[p * 2]: out, for amax/amin
+  if (extreme) {
+    ParallelFor(n, n, [&](int64_t begin, int64_t end) {
+      for (int64_t p = begin; p < end; ++p) res[2 * p] = out[p];
+    });
+  }
   std::vector<T> masked_prod, nonzero_prod;
-  if (reduce == kAmax || reduce == kAmin) ties.assign(n, 0);
   if (reduce == kProd) {
-    ties.assign(n, 0);  // the zeros among src
     masked_prod.resize(n);
     nonzero_prod.assign(x, x + n);
     for (int64_t p = 0; p < n; ++p) masked_prod[p] = x[p] == T(0) ? T(1) : x[p];
   }
-  ParallelVisit(g, [&](int64_t i, int64_t s, int64_t x0) {
-    const int64_t p = at(i, x0);
-    if (p < 0) return;
-    const T v = src[s];
-    if (reduce == kAmax || reduce == kAmin) ties[p] += v == out[p];
-    if (reduce == kProd) {
-      if (hits[p] == 0 && !incl) masked_prod[p] = nonzero_prod[p] = T(1);
-      ties[p] += v == T(0);
-      masked_prod[p] = masked_prod[p] * v;  // forward products: rounded once, when used
-      nonzero_prod[p] = nonzero_prod[p] * (v == T(0) ? T(1) : v);
-    }
-    ++hits[p];
-  });
-  // the share of each value of position p (sum: the gradient itself)
-  auto share = [&](int64_t p) -> T {
-    if (reduce == kMean) return R(dout[p] / CountAs<T>(std::max(hits[p] + incl, 1), half));
-    if (reduce == kAmax || reduce == kAmin)
-      return R(dout[p] / CountAs<T>((x[p] == out[p]) + ties[p], half));
-    return dout[p];
-  };
+  if (hits != nullptr || acc != nullptr) {
+    ParallelVisit(g, [&](int64_t i, int64_t s, int64_t x0) {
+      const int64_t p = at(i, x0);
+      if (p < 0) return;
+      const T v = src[s];
+      if (reduce == kMean) acc[p] += T(1);
+      if (extreme) acc[2 * p] += Equal(v, res[2 * p]);
+      if (reduce == kProd) {
+        if (hits[p] == 0 && !incl) masked_prod[p] = nonzero_prod[p] = T(1);
+        acc[p] += T(v == T(0));
+        masked_prod[p] = masked_prod[p] * v;  // forward products: rounded once, when used
+        nonzero_prod[p] = nonzero_prod[p] * (v == T(0) ? T(1) : v);
+      }
+      if (hits != nullptr) ++hits[p];
+    });
+  }
   ParallelFor(n, n, [&](int64_t begin, int64_t end) {
     for (int64_t p = begin; p < end; ++p) {
-      T d;
-      if (reduce == kProd) {
+      T d = dout[p];
+      bool hit = hits != nullptr && hits[p] > 0;
+      if (reduce == kMean) {
+        hit = acc[p] > T(0);
+        d = acc[p] = R(dout[p] / R(std::max(acc[p] + T(incl), T(1))));
+      } else if (extreme) {
+        const T self = Equal(x[p], out[p]);
+        acc[2 * p] = R(dout[p] / R(self + acc[2 * p]));
+        d = self * acc[2 * p];
+      } else if (reduce == kProd) {
         const T masked = x[p] == T(0) ? T(1) : x[p];
         d = R(R(dout[p] * R(masked_prod[p])) / masked);
-      } else if (reduce == kAmax || reduce == kAmin) {
-        d = T(x[p] == out[p]) * share(p);
-      } else {
-        d = share(p);
       }
-      dx[p] = (!incl && hits[p] > 0) ? T(0) : d;
+      dx[p] = (!incl && hit) ? T(0) : d;
     }
   });
   if (g.size_s != g.size_i) std::memset(dsrc, 0, g.size_s * sizeof(T));
@@ -307,14 +397,15 @@ void Backward(const Geometry &g, const T *x, const int64_t *idx, const T *src, c
       dsrc[s] = T(0);
     } else if (reduce == kProd) {
       const bool zero = v == T(0);
-      dsrc[s] = (zero && ties[p] == 1) ? R(dout[p] * R(nonzero_prod[p]))
-                                       : R(R(dout[p] * R(out[p])) / (zero ? T(1) : v));
-    } else if (reduce == kAmax || reduce == kAmin) {
-      dsrc[s] = T(v == out[p]) * share(p);
+      dsrc[s] = (zero && acc[p] == T(1)) ? R(dout[p] * R(nonzero_prod[p]))
+                                         : R(R(dout[p] * R(out[p])) / (zero ? T(1) : v));
+    } else if (extreme) {
+      dsrc[s] = Equal(v, res[2 * p]) * acc[2 * p];
     } else {
-      dsrc[s] = share(p);
+      dsrc[s] = reduce == kMean ? acc[p] : dout[p];
     }
   });
+  return kOk;
 }
 
 }  // namespace
@@ -335,7 +426,7 @@ extern "C" int ScatterReduce(int nparam, void **params, int *ndims, int64_t **sh
   if (half && std::strcmp(dtypes[0], "float32") != 0) return kBadDtype;
   return mscompat::ByDtype<float, double, int32_t, int64_t>(dtypes[0], [&](auto t) {
     using T = decltype(t);
-    Forward(g, static_cast<const T *>(params[0]), static_cast<const int64_t *>(params[1]),
+    return Forward(g, static_cast<const T *>(params[0]), static_cast<const int64_t *>(params[1]),
             static_cast<const T *>(params[2]), static_cast<int>(p[1]), p[2] != 0, half,
             static_cast<T *>(params[4]), static_cast<int64_t *>(params[5]));
   });
@@ -359,7 +450,7 @@ extern "C" int ScatterReduceGrad(int nparam, void **params, int *ndims, int64_t 
   if (half && std::strcmp(dtypes[0], "float32") != 0) return kBadDtype;
   return mscompat::ByDtype<float, double>(dtypes[0], [&](auto t) {
     using T = decltype(t);
-    Backward(g, static_cast<const T *>(params[0]), static_cast<const int64_t *>(params[1]),
+    return Backward(g, static_cast<const T *>(params[0]), static_cast<const int64_t *>(params[1]),
              static_cast<const T *>(params[2]), static_cast<const T *>(params[3]),
              static_cast<const T *>(params[4]), static_cast<int>(p[1]), p[2] != 0, half,
              static_cast<T *>(params[6]), static_cast<T *>(params[7]));
