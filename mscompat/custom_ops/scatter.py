@@ -71,11 +71,16 @@ LIBRARY = KernelLibrary(
     "scatter",
     [
         Entry(
-            "ScatterReduce", "x idx:i64 src p:i64 -> out bad:i64", _VALUES, _forward_shape,
+            "ScatterReduce",
+            "x idx:i64 src p:i64 -> out bad:i64",
+            _VALUES,
+            _forward_shape,
             _forward_bprop,
         ),
         Entry(
-            "ScatterReduceGrad", "x idx:i64 src out dout p:i64 -> dx dsrc", FLOATS,
+            "ScatterReduceGrad",
+            "x idx:i64 src out dout p:i64 -> dx dsrc",
+            FLOATS,
             shape_of(0, 2),
         ),
     ],
