@@ -183,18 +183,19 @@ struct HugeBuffer {
   ~HugeBuffer() { std::free(data); }
 };
 
-// Zeroed scratch memory of n elements for a kernel's temporaries, kept from call to call per
-// calling thread and slot up to 2^24 elements (fresh pages each call cost page faults worth a
-// pass over the data); larger ones are freed with the object. data() is null if out of memory.
+// Scratch memory of n elements for a kernel's temporaries (zeroed unless `zero` is false), kept
+// from call to call per calling thread and slot up to 2^24 elements (fresh pages each call cost
+// page faults worth a pass over the data); larger ones are freed with the object. data() is
+// null if out of memory.
 template <typename T>
 class Scratch {
  public:
-  Scratch(int slot, int64_t n) {
+  Scratch(int slot, int64_t n, bool zero = true) {
     thread_local HugeBuffer kept[2];
     HugeBuffer &buf = n <= (int64_t{1} << 24) ? kept[slot] : own_;
     buf.Reserve(static_cast<size_t>(n) * sizeof(T));
     T *data = data_ = static_cast<T *>(buf.data);
-    if (data == nullptr) return;
+    if (data == nullptr || !zero) return;
     ParallelFor(n, n / 4, [=](int64_t begin, int64_t end) {
       std::fill(data + begin, data + end, T(0));
     });
@@ -339,14 +340,17 @@ int Backward(const Geometry &g, const T *x, const int64_t *idx, const T *src, co
   // result sits next to acc (res[2p], acc[2p]): the random accesses touch one array.
   const bool need_hits = !incl || reduce == kProd, need_acc = reduce != kSum;
   const Scratch<int32_t> hits_buf(0, need_hits ? n : 0);
-  const Scratch<T> acc_buf(1, need_acc ? (extreme ? 2 * n : n) : 0);
+  const Scratch<T> acc_buf(1, need_acc ? (extreme ? 2 * n : n) : 0, !extreme);
   int32_t *hits = need_hits ? hits_buf.data() : nullptr;
   T *acc = need_acc ? acc_buf.data() : nullptr;
   if ((need_hits && hits == nullptr) || (need_acc && acc == nullptr)) return kOutOfMemory;
     T *res = extreme ? acc + 1 : nullptr;     // res[p * 2]: out, for amax/amin
-  if (extreme) {
+  if (extreme) {  // zeroed here, not by Scratch: one pass
     ParallelFor(n, n, [&](int64_t begin, int64_t end) {
-      for (int64_t p = begin; p < end; ++p) res[2 * p] = out[p];
+      for (int64_t p = begin; p < end; ++p) {
+        acc[2 * p] = T(0);
+        res[2 * p] = out[p];
+      }
     });
   }
   std::vector<T> masked_prod, nonzero_prod;
