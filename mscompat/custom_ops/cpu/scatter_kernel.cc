@@ -240,19 +240,16 @@ inline T FloorDivide(T a, T b) {
 // 1 where a == b (so +0 == -0, and a NaN equals nothing), else 0, without a branch: the
 // backward of amax/amin compares every value with its result, true about half the time on
 // random data, and the branch the compiler made of `T(a == b)` mispredicted that often.
-inline float Equal(float a, float b) {
+template <typename T>
+inline T Equal(T a, T b) {
 #if defined(__SSE2__)
-  return _mm_cvtss_f32(_mm_and_ps(_mm_cmpeq_ss(_mm_set_ss(a), _mm_set_ss(b)), _mm_set_ss(1.0f)));
+  if constexpr (std::is_same<T, float>::value) {
+    return _mm_cvtss_f32(_mm_and_ps(_mm_cmpeq_ss(_mm_set_ss(a), _mm_set_ss(b)), _mm_set_ss(1.0f)));
+  } else {
+    return _mm_cvtsd_f64(_mm_and_pd(_mm_cmpeq_sd(_mm_set_sd(a), _mm_set_sd(b)), _mm_set_sd(1.0)));
+  }
 #else
-  return a == b ? 1.0f : 0.0f;
-#endif
-}
-
-inline double Equal(double a, double b) {
-#if defined(__SSE2__)
-  return _mm_cvtsd_f64(_mm_and_pd(_mm_cmpeq_sd(_mm_set_sd(a), _mm_set_sd(b)), _mm_set_sd(1.0)));
-#else
-  return a == b ? 1.0 : 0.0;
+  return a == b ? T(1) : T(0);
 #endif
 }
 
