@@ -162,9 +162,9 @@ void ParallelCopy(const T *from, T *to, int64_t n) {
   });
 }
 
-// Memory on 2 MiB pages where the kernel allows it: a scatter jumps between rows of its
-// output, each on its own 4 KiB page, and with the backward's several arrays the pages
-// outnumbered the TLB (the amax backward ran 5-10x slower than its memory traffic).
+// Memory on 2 MiB pages where the system allows it (madvise): a scatter jumps between rows of
+// its output, each on its own 4 KiB page, so the backward's random accesses to its scratch
+// arrays would otherwise touch thousands of pages per block of lines.
 struct HugeBuffer {
   void *data = nullptr;
   size_t bytes = 0;
