@@ -22,6 +22,7 @@ __all__ = [
     "check_index",
     "check_in_range",
     "flat_positions",
+    "range_message",
     "scatter_sum",
     "strides_of",
 ]
@@ -38,7 +39,7 @@ def check_index(index: Any, name: str, fn: str) -> Tensor:
 
 
 @constexpr
-def _range_message(fn: str, name: str, low: int, high: int, what: str) -> str:
+def range_message(fn: str, name: str, low: int, high: int, what: str) -> str:
     """The message of an out-of-range index (a constant under ``ms.jit``)."""
     return f"{fn}(): {name} out of range: every value must be in [{low}, {high}) ({what})"
 
@@ -53,7 +54,7 @@ def check_in_range(idx: Tensor, low: int, high: int, fn: str, name: str, what: s
     if idx.size == 0:
         return idx
     if ops.logical_or(idx < low, idx >= high).any():
-        raise ValueError(_range_message(fn, name, low, high, what))
+        raise ValueError(range_message(fn, name, low, high, what))
     return idx
 
 

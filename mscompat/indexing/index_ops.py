@@ -59,14 +59,19 @@ def _check_source(
     return x, axis, idx, src.reshape(tuple(shape))
 
 
-def _positions_along(idx: Tensor, shape: Tuple[int, ...], axis: int) -> Tensor:
-    """The flat positions in ``shape`` of a source whose slices along ``axis`` go to ``idx``."""
+def _index_along(idx: Tensor, shape: Tuple[int, ...], axis: int) -> Tensor:
+    """``idx`` broadcast to a source of ``shape`` with ``len(idx)`` places along ``axis``: the
+    scatter index of its slices."""
     view = [1] * len(shape)
     view[axis] = idx.shape[0]
     full = list(shape)
     full[axis] = idx.shape[0]
-    expanded = ops.broadcast_to(idx.reshape(tuple(view)), tuple(full))
-    return flat_positions(expanded, shape, axis).reshape(-1)
+    return ops.broadcast_to(idx.reshape(tuple(view)), tuple(full))
+
+
+def _positions_along(idx: Tensor, shape: Tuple[int, ...], axis: int) -> Tensor:
+    """The flat positions in ``shape`` of a source whose slices along ``axis`` go to ``idx``."""
+    return flat_positions(_index_along(idx, shape, axis), shape, axis).reshape(-1)
 
 
 def index_add(
@@ -113,9 +118,9 @@ def index_add(
         return input
     if a != 1:
         src = src * ops.scalar_to_tensor(a, src.dtype)
-    pos = _positions_along(idx, tuple(x.shape), axis)
-    out = call("indexing.scatter_reduce", x.reshape(-1), src.reshape(-1), pos, "sum", True)
-    return out.reshape(input.shape)
+    full = _index_along(idx, tuple(x.shape), axis)
+    out = call("indexing.scatter_reduce", x, src, full, axis, "sum", True, "index_add")
+    return out if tuple(out.shape) == tuple(input.shape) else out.reshape(input.shape)
 
 
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:

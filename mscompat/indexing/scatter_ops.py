@@ -1,10 +1,17 @@
 """``scatter``, ``scatter_add`` and ``scatter_reduce`` with PyTorch's semantics and gradients.
 
 On MindSpore 2.10 CPU ``mint.scatter_add`` has no kernel, and ``ops.tensor_scatter_elements``
-knows no ``mean``/``amax``/``amin`` nor ``include_self``. Here every element of ``index`` names
-one element of ``input`` by its linear position (:mod:`._positions`), and the reduction is one of
-MindSpore's ``unsorted_segment_*`` kernels over those positions (registered on CPU for int64
-positions and every dtype). The backward is PyTorch's ``scatter_reduce_backward``, transcribed:
+knows no ``mean``/``amax``/``amin`` nor ``include_self``. The reduction is a dispatched
+primitive (``indexing.scatter_reduce``):
+
+* ``aot`` (CPU; float16/32/64, int32, int64): ``custom_ops/cpu/scatter_kernel.cc``, PyTorch's
+  CPU loop in one pass over ``src`` (threads split by output lines, so no two write one
+  element), the index range checked on the way; its backward is a kernel too.
+* ``composite``: every element of ``index`` names one element of ``input`` by its linear
+  position (:mod:`._positions`), and the reduction is one of MindSpore's ``unsorted_segment_*``
+  kernels over those positions (registered on CPU for int64 positions and every dtype).
+
+The backward is PyTorch's ``scatter_reduce_backward``:
 
 * ``sum``: the incoming gradient, and gathered for ``src``;
 * ``mean``: divided by the number of values averaged;
@@ -21,11 +28,13 @@ import mindspore as ms
 from mindspore import Tensor, nn, ops
 
 from mscompat._checks import check_bool, check_number, check_tensor, wrap_dim
-from mscompat.custom_ops.registry import call, register
+from mscompat.custom_ops import scatter as _scatter_kernels
+from mscompat.custom_ops.registry import call, device_target, register
 from mscompat.indexing._positions import (
     check_in_range,
     check_index,
     flat_positions,
+    range_message,
     scatter_sum,
 )
 
@@ -37,6 +46,7 @@ _FLOATS = (ms.float16, ms.float32, ms.float64)
 #: on this hardware); a Tensor, so that graph mode keeps it int64
 _NAN_UNIT = Tensor(1 << 32, ms.int64)
 _TYPES = (*_FLOATS, ms.int8, ms.int16, ms.int32, ms.int64, ms.uint8)
+_KERNEL_TYPES = (*_FLOATS, ms.int32, ms.int64)
 
 
 # ----------------------------------------------------------------------------- flat reduction
@@ -140,10 +150,36 @@ _CELLS: Dict[str, Dict[bool, _SegmentReduce]] = {
 
 
 @register("indexing.scatter_reduce", "composite", note="segment ops on flat positions")
-def _scatter_reduce_flat(
-    x: Tensor, src: Tensor, pos: Tensor, reduce: str, include_self: bool
+def _scatter_reduce_composite(
+    x: Tensor, src: Tensor, idx: Tensor, axis: int, reduce: str, include_self: bool, fn: str
 ) -> Tensor:
-    return _CELLS[reduce][include_self](x, src, pos)
+    idx = check_in_range(idx, 0, x.shape[axis], fn, "index", f"input.shape[{axis}]")
+    pos = flat_positions(idx, tuple(x.shape), axis).reshape(-1)
+    vals = _fit(src, tuple(idx.shape)).reshape(-1)
+    return _CELLS[reduce][include_self](x.reshape(-1), vals, pos).reshape(x.shape)
+
+
+def _kernel_supports(x: Any, *rest: Any) -> Optional[str]:
+    return None if x.dtype in _KERNEL_TYPES else "float16/32/64, int32 and int64 only"
+
+
+@_scatter_kernels.LIBRARY.backend(
+    "indexing.scatter_reduce", "C++ loop in PyTorch's order, one pass", _kernel_supports
+)
+def _scatter_reduce_aot(
+    x: Tensor, src: Tensor, idx: Tensor, axis: int, reduce: str, include_self: bool, fn: str
+) -> Tensor:
+    """``ScatterReduce`` on the tensors as they are (float16 as float32, rounded per step as
+    PyTorch's Half); it counts the indices out of range, a scalar condition for the raise."""
+    half = x.dtype == ms.float16
+    p = _scatter_kernels.params(axis, reduce, include_self, half)
+    key, vals = (x.astype(ms.float32), src.astype(ms.float32)) if half else (x, src)
+    if idx.dtype != ms.int64:
+        idx = idx.astype(ms.int64)
+    out, bad = _scatter_kernels.KERNELS[device_target()]["ScatterReduce"](key, idx, vals, p)
+    if bad[0] > 0:
+        raise ValueError(range_message(fn, "index", 0, x.shape[axis], f"input.shape[{axis}]"))
+    return out.astype(ms.float16) if half else out
 
 
 # ----------------------------------------------------------------------------- front doors
@@ -250,11 +286,10 @@ def _scatter_reduce(
     x, axis, idx, s = _check_scatter(fn, input, dim, index, src)
     if idx.size == 0:
         return input
-    idx = check_in_range(idx, 0, x.shape[axis], fn, "index", f"input.shape[{axis}]")
-    pos = flat_positions(idx, tuple(x.shape), axis).reshape(-1)
-    vals = _fit(s, tuple(idx.shape)).reshape(-1)
-    out = call("indexing.scatter_reduce", x.reshape(-1), vals, pos, reduce, include_self)
-    return out.reshape(shape)
+    if x.size == 0:  # every index is out of range (no backend sees an empty tensor)
+        raise ValueError(range_message(fn, "index", 0, 0, f"input.shape[{axis}]"))
+    out = call("indexing.scatter_reduce", x, s, idx, axis, reduce, include_self, fn)
+    return out if tuple(out.shape) == shape else out.reshape(shape)
 
 
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:

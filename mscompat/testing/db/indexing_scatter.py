@@ -75,8 +75,10 @@ def _reduce_references() -> Iterator[ReferenceInput]:
     src = np.array([nan, 2.0, 3.0, inf, -inf, 0.0], np.float32)
     idx = np.array([0, 0, 1, 2, 2, 3])
     for reduce in REDUCES:
-        yield ReferenceInput(SampleInput((x, 0, idx, src, reduce), {"include_self": False}))
-    yield ReferenceInput(SampleInput((x, 0, idx, src, "amin")))
+        nan_sample = SampleInput((x, 0, idx, src, reduce), {"include_self": False})
+        yield ReferenceInput(nan_sample, _BOTH)
+    yield ReferenceInput(SampleInput((x, 0, idx, src, "amin")), _BOTH)
+    yield from _kernel_references(rng)
     zero_d = (np.asarray(1.0), 0, np.asarray(0), np.asarray(2.0), "prod")
     yield ReferenceInput(SampleInput(zero_d, name="0-d"), grad=True)
     empty = (x, 0, np.zeros(0, np.int64), src[:0], "mean")
@@ -84,6 +86,28 @@ def _reduce_references() -> Iterator[ReferenceInput]:
     big = np.arange(20, dtype=np.float64).reshape(4, 5)
     sample = SampleInput((np.zeros((3, 5)), 0, np.array([[2, 0], [1, 2]]), big, "sum"))
     yield ReferenceInput(sample)
+
+
+_BOTH = ("aot", "composite")
+
+
+def _kernel_references(rng: np.random.Generator) -> Iterator[ReferenceInput]:
+    """The kernel's own cases: float16 accumulated as PyTorch's opmath (3000 values into two
+    places; mean's count rounded to float16 above 2048), a 3-D input along dim 1 with index
+    smaller than input and src, and enough elements for several threads (gradients too)."""
+    x = rng.standard_normal(3).astype(np.float16)
+    idx = rng.integers(0, 2, 3000)
+    src = rng.standard_normal(3000).astype(np.float16)
+    for reduce in ("sum", "mean"):
+        yield ReferenceInput(
+            SampleInput((x, 0, idx, src, reduce), name=f"float16 {reduce}"), ("aot",)
+        )
+    cube = _small(rng, (2, 3, 5), "float64")
+    dim1 = (cube, 1, rng.integers(0, 3, (2, 6, 4)), _small(rng, (3, 7, 5), "float64"), "prod")
+    yield ReferenceInput(SampleInput(dim1, {"include_self": False}, name="3-D dim 1"), ("aot",))
+    big = rng.standard_normal((300, 300)).round(1)
+    threads = (big, 0, rng.integers(0, 300, (300, 300)), big[::-1].copy(), "amax")
+    yield ReferenceInput(SampleInput(threads, name="threads"), ("aot",), grad=True)
 
 
 def _scatter_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
