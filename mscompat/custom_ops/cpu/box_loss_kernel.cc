@@ -7,6 +7,12 @@
 //
 //   BoxLossForward(pred, target, coef) -> loss               coef = [kind, eps, eps2]
 //   BoxLossBackward(pred, target, coef, dloss) -> (dpred, dtarget)
+//   BoxLossReduce(pred, target, weight, rcoef) -> out (0-d)
+//   BoxLossReduceBackward(pred, target, weight, rcoef, dout) -> (dpred, dtarget, dweight)
+//
+// rcoef = [kind, eps, eps2, wmode + 4 * zero_check, divisor, multiplier]: the weighted mean or
+// sum of the losses (loss_reduce.h); weight (n,) (wmode 1), (n, 4) (wmode 2) or, with wmode 0,
+// any one element (ignored, its gradient 0).
 //
 // pred/target (..., 4) boxes (x1, y1, x2, y2), loss (...); float32 or float64; `kind` picks the
 // loss (Kind below), `eps` is the loss's eps, `eps2` the second one where the reference has
@@ -25,6 +31,7 @@
 #include <initializer_list>
 
 #include "common.h"
+#include "loss_reduce.h"
 #include "parallel.h"
 
 namespace {
@@ -487,6 +494,58 @@ int Launch(bool backward, int nparam, void **params, int *ndims, int64_t **shape
   });
 }
 
+// The reducing entry points: params pred, target, weight, rcoef, then out (forward) or dout,
+// dpred, dtarget, dweight (backward).
+int LaunchReduce(bool backward, int nparam, void **params, int *ndims, int64_t **shapes,
+                 const char **dtypes) {
+  if (nparam != (backward ? 8 : 5)) return kBadArity;
+  int rc = backward ? mscompat::CheckElementwise(ndims, shapes, dtypes, {0, 1, 5, 6}, 3, 6)
+                    : mscompat::CheckElementwise(ndims, shapes, dtypes, {0, 1}, 3, 6);
+  if (rc != kOk) return rc;
+  const int nd = ndims[0];
+  constexpr int out_at = 4;  // the output (forward) or dout (backward)
+  if (nd < 1 || shapes[0][nd - 1] != 4 || NumElements(ndims[out_at], shapes[out_at]) != 1 ||
+      !mscompat::AllDtype(dtypes, {2, out_at}, dtypes[0]) ||
+      (backward && (!mscompat::AllDtype(dtypes, {7}, dtypes[0]) ||
+                    !mscompat::SameShape(ndims[2], shapes[2], ndims[7], shapes[7]))))
+    return kBadShape;
+  const int64_t n = NumElements(nd - 1, shapes[0]);
+  const int64_t nw = NumElements(ndims[2], shapes[2]);
+  return mscompat::ByDtype<float, double>(dtypes[0], [&](auto v) -> int {
+    using T = decltype(v);
+    const T *c = static_cast<const T *>(params[3]);
+    const int kind = static_cast<int>(c[0]);
+    if (!KnownKind(kind)) return kBadOption;
+    const mscompat::ReducePlan plan(c + 3);
+    if (plan.wmode == 3 || (plan.wmode == 0 ? nw < 1 : nw != plan.WeightCount(n, 4)))
+      return kBadShape;
+    const T eps = c[1], eps2 = c[2];
+    const T *p = static_cast<const T *>(params[0]);
+    const T *t = static_cast<const T *>(params[1]);
+    const T *w = static_cast<const T *>(params[2]);
+    if (!backward) {
+      *static_cast<T *>(params[4]) = mscompat::ReduceForward<T>(
+          plan, n, 4, p, w, 1, 1 << 14, 1 << 13,
+          [=](int64_t i) { return BoxLoss<T>(kind, p + 4 * i, t + 4 * i, eps, eps2, T(0), nullptr); });
+      return kOk;
+    }
+    T *dp = static_cast<T *>(params[5]);
+    T *dt = static_cast<T *>(params[6]);
+    const T dout = *static_cast<const T *>(params[4]);
+    mscompat::ReduceBackward<T>(plan, n, 4, p, w, dout, dp, dt, static_cast<T *>(params[7]), 4,
+                                1 << 14, 1 << 13, [=](int64_t i, T dl) {
+                                  Grads<T> g;
+                                  const T l = BoxLoss<T>(kind, p + 4 * i, t + 4 * i, eps, eps2, dl, &g);
+                                  for (int k = 0; k < 4; ++k) {
+                                    dp[4 * i + k] = g.p[k];
+                                    dt[4 * i + k] = g.t[k];
+                                  }
+                                  return l;
+                                });
+    return kOk;
+  });
+}
+
 }  // namespace
 
 extern "C" int BoxLossForward(int nparam, void **params, int *ndims, int64_t **shapes,
@@ -497,4 +556,14 @@ extern "C" int BoxLossForward(int nparam, void **params, int *ndims, int64_t **s
 extern "C" int BoxLossBackward(int nparam, void **params, int *ndims, int64_t **shapes,
                                const char **dtypes, void *, void *) {
   return Launch(true, nparam, params, ndims, shapes, dtypes);
+}
+
+extern "C" int BoxLossReduce(int nparam, void **params, int *ndims, int64_t **shapes,
+                             const char **dtypes, void *, void *) {
+  return LaunchReduce(false, nparam, params, ndims, shapes, dtypes);
+}
+
+extern "C" int BoxLossReduceBackward(int nparam, void **params, int *ndims, int64_t **shapes,
+                                     const char **dtypes, void *, void *) {
+  return LaunchReduce(true, nparam, params, ndims, shapes, dtypes);
 }

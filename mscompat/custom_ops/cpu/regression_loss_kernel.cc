@@ -5,10 +5,14 @@
 //
 //   RegressionLossForward(pred, target, coef) -> loss
 //   RegressionLossBackward(pred, target, coef, dloss) -> (dpred, dtarget)
+//   RegressionLossReduce(pred, target, weight, rcoef) -> out (0-d)
+//   RegressionLossReduceBackward(pred, target, weight, rcoef, dout) -> (dpred, dtarget, dweight)
 //
 // coef = [kind, beta, alpha, gamma, b, alpha / b, gamma / b, alpha * beta] (the pred dtype):
 // kind 0 is L1, 1 smooth L1, 2 balanced L1; b = e^(gamma / alpha) - 1 and its quotients are
 // computed in Python doubles, as MMDetection computes them, then rounded to the dtype.
+// rcoef = coef + [wmode + 4 * zero_check, divisor, multiplier]: the weighted mean or sum of the
+// losses (loss_reduce.h); weight of pred's shape (wmode 1) or, with wmode 0, any one element.
 // pred/target/dloss/outputs share one shape; float32 or float64. One pass over the data,
 // split over threads for large inputs (MSCOMPAT_NUM_THREADS caps the count).
 //
@@ -23,6 +27,7 @@
 #include <cstdint>
 
 #include "common.h"
+#include "loss_reduce.h"
 #include "parallel.h"
 
 namespace {
@@ -107,6 +112,53 @@ void Backward(const T *p, const T *t, const Coef<T> c, const T *g, T *dp, T *dt,
   });
 }
 
+// The reducing entry points: params pred, target, weight, rcoef, then out (forward) or dout,
+// dpred, dtarget, dweight (backward).
+int LaunchReduce(bool backward, int nparam, void **params, int *ndims, int64_t **shapes,
+                 const char **dtypes) {
+  if (nparam != (backward ? 8 : 5)) return kBadArity;
+  constexpr int out_at = 4;  // the output (forward) or dout (backward)
+  int rc = backward ? mscompat::CheckElementwise(ndims, shapes, dtypes, {0, 1, 5, 6}, 3, kCoef + 3)
+                    : mscompat::CheckElementwise(ndims, shapes, dtypes, {0, 1}, 3, kCoef + 3);
+  if (rc != kOk) return rc;
+  if (NumElements(ndims[out_at], shapes[out_at]) != 1 ||
+      !mscompat::AllDtype(dtypes, {2, out_at}, dtypes[0]) ||
+      (backward && (!mscompat::AllDtype(dtypes, {7}, dtypes[0]) ||
+                    !mscompat::SameShape(ndims[2], shapes[2], ndims[7], shapes[7]))))
+    return kBadShape;
+  const int64_t n = NumElements(ndims[0], shapes[0]);
+  const int64_t nw = NumElements(ndims[2], shapes[2]);
+  return mscompat::ByDtype<float, double>(dtypes[0], [&](auto v) -> int {
+    using T = decltype(v);
+    const T *cv = static_cast<const T *>(params[3]);
+    const Coef<T> c(cv);
+    const mscompat::ReducePlan plan(cv + kCoef);
+    if (plan.wmode > 1 || (plan.wmode == 0 ? nw < 1 : nw != n)) return kBadShape;
+    const T *p = static_cast<const T *>(params[0]);
+    const T *t = static_cast<const T *>(params[1]);
+    const T *w = static_cast<const T *>(params[2]);
+    if (!backward) {
+      *static_cast<T *>(params[4]) = mscompat::ReduceForward<T>(
+          plan, n, 1, p, w, 1, 1 << 15, 1 << 14,
+          [=](int64_t i) { return Loss(c, std::abs(p[i] - t[i])); });
+      return kOk;
+    }
+    T *dp = static_cast<T *>(params[5]);
+    T *dt = static_cast<T *>(params[6]);
+    const T dout = *static_cast<const T *>(params[4]);
+    mscompat::ReduceBackward<T>(plan, n, 1, p, w, dout, dp, dt, static_cast<T *>(params[7]), 1,
+                                1 << 15, 1 << 14, [=](int64_t i, T dl) {
+                                  const T diff = p[i] - t[i];
+                                  const T d = std::abs(diff);
+                                  const T g = dl * LossGrad(c, d) * Sign(diff);
+                                  dp[i] = g;
+                                  dt[i] = -g;
+                                  return Loss(c, d);
+                                });
+    return kOk;
+  });
+}
+
 }  // namespace
 
 extern "C" int RegressionLossForward(int nparam, void **params, int *ndims, int64_t **shapes,
@@ -135,4 +187,15 @@ extern "C" int RegressionLossBackward(int nparam, void **params, int *ndims, int
              Coef<T>(static_cast<const T *>(params[2])), static_cast<const T *>(params[3]),
              static_cast<T *>(params[4]), static_cast<T *>(params[5]), n);
   });
+}
+
+extern "C" int RegressionLossReduce(int nparam, void **params, int *ndims, int64_t **shapes,
+                                    const char **dtypes, void *, void *) {
+  return LaunchReduce(false, nparam, params, ndims, shapes, dtypes);
+}
+
+extern "C" int RegressionLossReduceBackward(int nparam, void **params, int *ndims,
+                                            int64_t **shapes, const char **dtypes, void *,
+                                            void *) {
+  return LaunchReduce(true, nparam, params, ndims, shapes, dtypes);
 }
