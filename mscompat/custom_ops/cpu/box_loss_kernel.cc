@@ -30,7 +30,10 @@
 #include <cstring>
 #include <initializer_list>
 
+#include <vector>
+
 #include "common.h"
+#include "loss_math.h"
 #include "loss_reduce.h"
 #include "parallel.h"
 
@@ -199,8 +202,12 @@ template <typename T>
 struct Aspect {
   T r1, r2, d, v;
 
-  Aspect(T w1, T h1, T w2, T h2, T factor)
-      : r1(w1 / h1), r2(w2 / h2), d(std::atan(r2) - std::atan(r1)), v(factor * (d * d)) {}
+  // `at`: atan(r1), atan(r2) computed beforehand (AspectAtans), or null.
+  Aspect(T w1, T h1, T w2, T h2, T factor, const T *at = nullptr)
+      : r1(w1 / h1),
+        r2(w2 / h2),
+        d(at ? at[1] - at[0] : std::atan(r2) - std::atan(r1)),
+        v(factor * (d * d)) {}
 
   // g_v into (g_w1, g_h1, g_w2, g_h2).
   void Grad(T w1, T h1, T w2, T h2, T factor, T g_v, T out[4]) const {
@@ -282,7 +289,7 @@ T MmdetOverlaps(int kind, const T *p, const T *t, T eps, T eps2, T dl, Grads<T> 
 
 // MMDetection's diou_loss and ciou_loss.
 template <typename T>
-T MmdetDistance(int kind, const T *p, const T *t, T eps, T dl, Grads<T> *g) {
+T MmdetDistance(int kind, const T *p, const T *t, T eps, T dl, Grads<T> *g, const T *at) {
   const Corners<T> c(p, t);
   const MmdetOverlap<T> o(c);
   const T ap = (p[2] - p[0]) * (p[3] - p[1]);
@@ -303,7 +310,7 @@ T MmdetDistance(int kind, const T *p, const T *t, T eps, T dl, Grads<T> *g) {
   T loss, cious = T(0), alpha = T(0);
   Aspect<T> a(T(1), T(1), T(1), T(1), factor);
   if (ciou) {
-    a = Aspect<T>(w1, h1, w2, h2, factor);
+    a = Aspect<T>(w1, h1, w2, h2, factor, at);
     const T mask = ious > T(0.5) ? T(1) : T(0);
     alpha = mask * a.v / (T(1) - ious + a.v);
     cious = ious - (q + alpha * a.v);
@@ -345,7 +352,7 @@ T MmdetDistance(int kind, const T *p, const T *t, T eps, T dl, Grads<T> *g) {
 
 // torchvision's generalized_box_iou_loss, distance_box_iou_loss and complete_box_iou_loss.
 template <typename T>
-T Torchvision(int kind, const T *p, const T *t, T eps, T eps2, T dl, Grads<T> *g) {
+T Torchvision(int kind, const T *p, const T *t, T eps, T eps2, T dl, Grads<T> *g, const T *at) {
   const Corners<T> c(p, t);
   const bool inside = (c.rb1 > c.lt1) && (c.rb0 > c.lt0);
   const T iw = c.rb0 - c.lt0, ih = c.rb1 - c.lt1;
@@ -384,7 +391,7 @@ T Torchvision(int kind, const T *p, const T *t, T eps, T eps2, T dl, Grads<T> *g
     Aspect<T> a(T(1), T(1), T(1), T(1), factor);
     T alpha = T(0);
     if (kind == kTvCiou) {
-      a = Aspect<T>(w1, h1, w2, h2, factor);
+      a = Aspect<T>(w1, h1, w2, h2, factor, at);
       alpha = a.v / (T(1) - iou + a.v + eps);
       loss = loss + alpha * a.v;
     }
@@ -419,11 +426,56 @@ T Torchvision(int kind, const T *p, const T *t, T eps, T eps2, T dl, Grads<T> *g
   return loss;
 }
 
+#ifdef MSCOMPAT_AVX2_ATAN
+// x[k] = atan(x[k]) for the first multiple of 8 of n; returns it.
+__attribute__((target("avx2,fma"))) int64_t AtanLanes(float *x, int64_t n) {
+  int64_t k = 0;
+  for (; k + 8 <= n; k += 8) _mm256_storeu_ps(x + k, _ZGVdN8v_atanf(_mm256_loadu_ps(x + k)));
+  return k;
+}
+#endif
+
 template <typename T>
-T BoxLoss(int kind, const T *p, const T *t, T eps, T eps2, T dl, Grads<T> *g) {
-  if (kind >= kTvGiou) return Torchvision(kind, p, t, eps, eps2, dl, g);
-  if (kind >= kMmdetDiou) return MmdetDistance(kind, p, t, eps, dl, g);
+T BoxLoss(int kind, const T *p, const T *t, T eps, T eps2, T dl, Grads<T> *g,
+          const T *at = nullptr) {
+  if (kind >= kTvGiou) return Torchvision(kind, p, t, eps, eps2, dl, g, at);
+  if (kind >= kMmdetDiou) return MmdetDistance(kind, p, t, eps, dl, g, at);
   return MmdetOverlaps(kind, p, t, eps, eps2, dl, g);
+}
+
+// atan of x[0..n) in place: 8 lanes at a time through libmvec's AVX2 atanf where available
+// (PyTorch's float32 atan is likewise a vector one, Sleef's), else std::atan.
+template <typename T>
+void AtanInPlace(T *x, int64_t n) {
+  int64_t k = 0;
+#ifdef MSCOMPAT_AVX2_ATAN
+  if constexpr (std::is_same<T, float>::value) {
+    if (mscompat::HasAvx2()) k = AtanLanes(x, n);
+  }
+#endif
+  for (; k < n; ++k) x[k] = std::atan(x[k]);
+}
+
+// CIoU's arctangents of the aspect ratios, w / h of pred and target of every pair (the forward's
+// costliest step: a vector pass instead of two scalar atans per pair); empty for other kinds.
+template <typename T>
+std::vector<T> AspectAtans(int kind, const T *p, const T *t, T eps, int64_t n) {
+  std::vector<T> at;
+  if (kind != kMmdetCiou && kind != kTvCiou) return at;
+  at.resize(static_cast<size_t>(2 * n));
+  for (int64_t i = 0; i < n; ++i) {
+    const T *a = p + 4 * i, *b = t + 4 * i;
+    // MMDetection's heights + eps, torchvision's plain ones: as Aspect's callers
+    if (kind == kMmdetCiou) {
+      at[2 * i] = (a[2] - a[0]) / (a[3] - a[1] + eps);
+      at[2 * i + 1] = (b[2] - b[0]) / (b[3] - b[1] + eps);
+    } else {
+      at[2 * i] = (a[2] - a[0]) / (a[3] - a[1]);
+      at[2 * i + 1] = (b[2] - b[0]) / (b[3] - b[1]);
+    }
+  }
+  AtanInPlace(at.data(), 2 * n);
+  return at;
 }
 
 // Box pairs: one thread below 2^14 pairs (the forward), one per 2^13 above; the backward, about
@@ -472,9 +524,12 @@ int Launch(bool backward, int nparam, void **params, int *ndims, int64_t **shape
     const T *t = static_cast<const T *>(params[1]);
     T *out = static_cast<T *>(params[3]);  // the loss, or dloss (read only)
     if (!backward) {
+      const std::vector<T> atans = AspectAtans(kind, p, t, eps, n);
+      const T *at = atans.empty() ? nullptr : atans.data();
       ParallelFor(n, 1, [=](int64_t begin, int64_t end) {
         for (int64_t i = begin; i < end; ++i)
-          out[i] = BoxLoss<T>(kind, p + 4 * i, t + 4 * i, eps, eps2, T(0), nullptr);
+          out[i] = BoxLoss<T>(kind, p + 4 * i, t + 4 * i, eps, eps2, T(0), nullptr,
+                              at ? at + 2 * i : nullptr);
       });
       return kOk;
     }
@@ -524,9 +579,13 @@ int LaunchReduce(bool backward, int nparam, void **params, int *ndims, int64_t *
     const T *t = static_cast<const T *>(params[1]);
     const T *w = static_cast<const T *>(params[2]);
     if (!backward) {
-      *static_cast<T *>(params[4]) = mscompat::ReduceForward<T>(
-          plan, n, 4, p, w, 1, 1 << 14, 1 << 13,
-          [=](int64_t i) { return BoxLoss<T>(kind, p + 4 * i, t + 4 * i, eps, eps2, T(0), nullptr); });
+      const std::vector<T> atans = AspectAtans(kind, p, t, eps, n);
+      const T *at = atans.empty() ? nullptr : atans.data();
+      *static_cast<T *>(params[4]) =
+          mscompat::ReduceForward<T>(plan, n, 4, p, w, 1, 1 << 14, 1 << 13, [=](int64_t i) {
+            return BoxLoss<T>(kind, p + 4 * i, t + 4 * i, eps, eps2, T(0), nullptr,
+                              at ? at + 2 * i : nullptr);
+          });
       return kOk;
     }
     T *dp = static_cast<T *>(params[5]);

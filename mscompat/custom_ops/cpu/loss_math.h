@@ -11,6 +11,11 @@
 // glibc's vector math library (libmvec): 8-lane AVX2 expf and log1pf, <= 2 ulp.
 extern "C" __m256 _ZGVdN8v_expf(__m256);
 extern "C" __m256 _ZGVdN8v_log1pf(__m256);
+#if __GLIBC_PREREQ(2, 35)
+// 8-lane AVX2 atanf (libmvec from glibc 2.35).
+#define MSCOMPAT_AVX2_ATAN 1
+extern "C" __m256 _ZGVdN8v_atanf(__m256);
+#endif
 #endif
 
 namespace mscompat {
