@@ -141,7 +141,10 @@ def _regression_rows() -> Dict[str, Tuple[str, Pair]]:
             "losses.balanced_l1_loss",
             (_ms_balanced, lambda p, t: mmdet_box.balanced_l1_loss(p, t, **mean)),
         ),
-        "mmdet SmoothL1Loss": ("losses.smooth_l1_loss", (_ms_smooth_cell, lambda p, t: smooth(p, t))),
+        "mmdet SmoothL1Loss": (
+            "losses.smooth_l1_loss",
+            (_ms_smooth_cell, lambda p, t: smooth(p, t)),
+        ),
         "mmdet SmoothL1Loss w+af": (
             "losses.smooth_l1_loss",
             (_ms_smooth_cell_waf, lambda p, t, w: smooth(p, t, w, avg_factor=_AF)),

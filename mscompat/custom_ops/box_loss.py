@@ -88,7 +88,9 @@ LIBRARY = KernelLibrary(
         Entry("BoxLossForward", "pred target coef -> loss", FLOATS, _fwd_shape, _bprop),
         # no second derivative
         Entry("BoxLossBackward", "pred target coef dloss -> dp dt", FLOATS, shape_of(0, 1), None),
-        Entry("BoxLossReduce", "pred target weight rcoef -> out", FLOATS, _reduce_shape, _reduce_bprop),
+        Entry(
+            "BoxLossReduce", "pred target weight rcoef -> out", FLOATS, _reduce_shape, _reduce_bprop
+        ),
         Entry(
             "BoxLossReduceBackward",
             "pred target weight rcoef dout -> dp dt dw",
@@ -121,7 +123,10 @@ def box_loss(pred: Tensor, target: Tensor, head: Tuple[float, float, float]) -> 
 
 
 def box_loss_reduced(
-    head: Tuple[float, float, float], tail: Tuple[Any, ...], pred: Tensor, target: Tensor,
+    head: Tuple[float, float, float],
+    tail: Tuple[Any, ...],
+    pred: Tensor,
+    target: Tensor,
     weight: Any,
 ) -> Tensor:
     """The weighted mean or sum of the losses (``head`` as :func:`box_loss`) of a call

@@ -60,9 +60,14 @@ def _plan(
     if backend != "aot" or reduction not in ("mean", "sum"):
         return ()
     pred, target, weight, avg_factor = (_spec(f) for f in facts)
-    if not isinstance(target, TensorSpec) or (target.dtype, target.shape) != (pred.dtype, pred.shape):
+    if not isinstance(target, TensorSpec) or (target.dtype, target.shape) != (
+        pred.dtype,
+        pred.shape,
+    ):
         return ()
-    if (ndims and pred.ndim not in ndims) or (width > 1 and (not pred.shape or pred.shape[-1] != width)):
+    if (ndims and pred.ndim not in ndims) or (
+        width > 1 and (not pred.shape or pred.shape[-1] != width)
+    ):
         return ()
     n = _item_count(pred.shape, width)
     wmode = _weight_mode(pred, weight, width, mean_weight)
@@ -137,7 +142,11 @@ def _no_weight(dtype: Any) -> Tensor:
 
 
 def run(
-    kernel: Any, head: Tuple[float, ...], tail: Tuple[Any, ...], pred: Tensor, target: Tensor,
+    kernel: Any,
+    head: Tuple[float, ...],
+    tail: Tuple[Any, ...],
+    pred: Tensor,
+    target: Tensor,
     weight: Any,
 ) -> Tensor:
     """``kernel(pred, target, weight, rcoef)``: the reduced loss (a 0-d Tensor) of a call

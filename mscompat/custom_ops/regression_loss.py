@@ -59,7 +59,11 @@ def coefficients(
 
 
 #: The registry's op names of the kernel's kinds.
-OP_KINDS = {"losses.l1_loss": L1, "losses.smooth_l1_loss": SMOOTH_L1, "losses.balanced_l1_loss": BALANCED_L1}
+OP_KINDS = {
+    "losses.l1_loss": L1,
+    "losses.smooth_l1_loss": SMOOTH_L1,
+    "losses.balanced_l1_loss": BALANCED_L1,
+}
 
 
 @constexpr
@@ -126,7 +130,10 @@ LIBRARY = KernelLibrary(
             bprop=None,
         ),
         Entry(
-            "RegressionLossReduce", "pred target weight rcoef -> out", FLOATS, _reduce_shape,
+            "RegressionLossReduce",
+            "pred target weight rcoef -> out",
+            FLOATS,
+            _reduce_shape,
             _reduce_bprop,
         ),
         Entry(

@@ -39,8 +39,17 @@ def tail(
     backend = chosen_backend(op, pred, target, *config)
     if box:
         return loss_reduce.plan(
-            backend, pred, target, weight, reduction, avg_factor, loss_weight, zero_check, 4,
-            cell, (2,),
+            backend,
+            pred,
+            target,
+            weight,
+            reduction,
+            avg_factor,
+            loss_weight,
+            zero_check,
+            4,
+            cell,
+            (2,),
         )
     return loss_reduce.plan(
         backend, pred, target, weight, reduction, avg_factor, loss_weight, zero_check

@@ -248,9 +248,7 @@ def iou_loss(
         mode = "linear"
         warnings.warn(_LINEAR_WARNING, stacklevel=2)
     check_number(eps, "eps")
-    plan = _fused_mod.tail(
-        _IOU, (mode, eps), pred, target, weight, reduction, avg_factor, box=True
-    )
+    plan = _fused_mod.tail(_IOU, (mode, eps), pred, target, weight, reduction, avg_factor, box=True)
     if plan:
         return _fused(_IOU, (mode, eps), plan, pred, target, weight, avg_factor)
     return finish(_iou_call, pred, target, weight, reduction, avg_factor, pred.dtype, 0, mode, eps)
@@ -283,9 +281,7 @@ def giou_loss(
     """
     pred, target = check_boxes(pred, target, reduction, avg_factor)
     check_number(eps, "eps")
-    plan = _fused_mod.tail(
-        _GIOU, (eps,), pred, target, weight, reduction, avg_factor, box=True
-    )
+    plan = _fused_mod.tail(_GIOU, (eps,), pred, target, weight, reduction, avg_factor, box=True)
     if plan:
         return _fused(_GIOU, (eps,), plan, pred, target, weight, avg_factor)
     return simple(_giou_call, pred, target, weight, reduction, avg_factor, pred.dtype, eps)
@@ -322,9 +318,7 @@ def diou_loss(
     """
     pred, target = check_boxes(pred, target, reduction, avg_factor)
     check_number(eps, "eps")
-    plan = _fused_mod.tail(
-        _DIOU, (eps,), pred, target, weight, reduction, avg_factor, box=True
-    )
+    plan = _fused_mod.tail(_DIOU, (eps,), pred, target, weight, reduction, avg_factor, box=True)
     if plan:
         return _fused(_DIOU, (eps,), plan, pred, target, weight, avg_factor)
     dtype = promoted(pred, target)
@@ -368,9 +362,7 @@ def ciou_loss(
     """
     pred, target = check_boxes(pred, target, reduction, avg_factor)
     check_number(eps, "eps")
-    plan = _fused_mod.tail(
-        _CIOU, (eps,), pred, target, weight, reduction, avg_factor, box=True
-    )
+    plan = _fused_mod.tail(_CIOU, (eps,), pred, target, weight, reduction, avg_factor, box=True)
     if plan:
         return _fused(_CIOU, (eps,), plan, pred, target, weight, avg_factor)
     dtype = _promote(promoted(pred, target), F32)
@@ -400,8 +392,17 @@ class _FusedBoxLoss(BoxLoss):
         avg_factor: AvgFactor,
     ) -> Tuple[Any, ...]:
         return _fused_mod.tail(
-            self._op, self._config(), pred, target, weight, reduction, avg_factor,
-            self.loss_weight, zero_check=True, box=True, cell=True,
+            self._op,
+            self._config(),
+            pred,
+            target,
+            weight,
+            reduction,
+            avg_factor,
+            self.loss_weight,
+            zero_check=True,
+            box=True,
+            cell=True,
         )
 
     def _fused_loss(

@@ -18,7 +18,7 @@ from mindspore import Tensor, nn, ops
 
 from mscompat._checks import check_float_tensor, check_number, check_reduction, check_tensor
 from mscompat.custom_ops import regression_loss as _kernels
-from mscompat.custom_ops.registry import TensorSpec, call, device_target, register
+from mscompat.custom_ops.registry import TensorSpec, call, register
 from mscompat.losses import _fused, _ops
 from mscompat.losses import _torch_math as tm
 from mscompat.losses.utils import AvgFactor, _check_avg_factor, _sum, weight_reduce_loss
@@ -184,9 +184,7 @@ def _fused_loss(
 ) -> Tensor:
     head = _kernels.head(op, config)
     reduced = _kernels.regression_loss_reduced
-    return _fused.finish_fused(
-        reduced, head, plan, pred, target, weight, avg_factor, loss_weight
-    )
+    return _fused.finish_fused(reduced, head, plan, pred, target, weight, avg_factor, loss_weight)
 
 
 # ----------------------------------------------------------------------------- functions
@@ -391,12 +389,25 @@ class _RegressionLoss(nn.Cell):
             # one kernel for the whole loss (zero-weight shortcut and loss_weight included)
             pred = check_float_tensor(pred, "pred")
             plan = _fused.tail(
-                self._op, self._config, pred, target, weight, reduction, avg_factor,
-                self.loss_weight, self._zero_weight,
+                self._op,
+                self._config,
+                pred,
+                target,
+                weight,
+                reduction,
+                avg_factor,
+                self.loss_weight,
+                self._zero_weight,
             )
             if plan:
                 return _fused_loss(
-                    self._op, self._config, plan, pred, target, weight, avg_factor,
+                    self._op,
+                    self._config,
+                    plan,
+                    pred,
+                    target,
+                    weight,
+                    avg_factor,
                     self.loss_weight,
                 )
         if self._zero_weight and weight is not None:
