@@ -67,10 +67,10 @@ OP_KINDS = {
 
 
 @constexpr
-def head(op: str, config: Tuple[float, ...]) -> Tuple[float, ...]:
-    """:func:`coefficients` of the op ``op`` (:data:`OP_KINDS`) and its config (``()``,
-    ``(beta,)`` or ``(beta, alpha, gamma)``)."""
-    return _coefficients(OP_KINDS[op], *config)
+def head(op: str, beta: float = 1.0, alpha: float = 0.5, gamma: float = 1.5) -> Tuple[float, ...]:
+    """:func:`coefficients` of the op ``op`` (:data:`OP_KINDS`) and its config (none, ``beta``
+    or ``beta, alpha, gamma``)."""
+    return _coefficients(OP_KINDS[op], beta, alpha, gamma)
 
 
 def regression_loss(pred: Tensor, target: Tensor, coef: Tuple[float, ...]) -> Tensor:

@@ -134,34 +134,34 @@ register(_CIOU, "composite", note=_COMPOSITE_NOTE)(_ciou_elementwise)
 
 
 @constexpr
-def _head(op: str, config: Tuple[Any, ...]) -> Tuple[float, float, float]:
-    """The kernel's ``(kind, eps, eps2)`` for ``op`` and its config (``(mode, eps)`` for
-    iou_loss, ``(eps,)`` for the others)."""
+def _head(op: str, first: Any, eps: float = 0.0) -> Tuple[float, float, float]:
+    """The kernel's ``(kind, eps, eps2)`` for ``op`` and its config (``mode, eps`` for
+    iou_loss, ``eps`` for the others)."""
     if op == _IOU:
         # bbox_overlaps' own eps (1e-6) bounds the union; eps bounds the IoU
-        return (float(_kernels.KINDS["mmdet_iou_" + config[0]]), config[1], 1e-6)
+        return (float(_kernels.KINDS["mmdet_iou_" + first]), eps, 1e-6)
     kind = _kernels.KINDS["mmdet_" + op[len("losses.") : -len("_loss")]]
-    return (float(kind), config[0], config[0])
+    return (float(kind), first, first)
 
 
 @_kernels.LIBRARY.backend(_IOU, _AOT_NOTE, _kernels.kernel_dtypes)
 def _iou_aot(pred: Tensor, target: Tensor, mode: str, eps: float) -> Tensor:
-    return _kernels.box_loss(pred, target, _head(_IOU, (mode, eps)))
+    return _kernels.box_loss(pred, target, _head(_IOU, mode, eps))
 
 
 @_kernels.LIBRARY.backend(_GIOU, _AOT_NOTE, _kernels.kernel_dtypes)
 def _giou_aot(pred: Tensor, target: Tensor, eps: float) -> Tensor:
-    return _kernels.box_loss(pred, target, _head(_GIOU, (eps,)))
+    return _kernels.box_loss(pred, target, _head(_GIOU, eps))
 
 
 @_kernels.LIBRARY.backend(_DIOU, _AOT_NOTE, _kernels.kernel_dtypes)
 def _diou_aot(pred: Tensor, target: Tensor, eps: float) -> Tensor:
-    return _kernels.box_loss(pred, target, _head(_DIOU, (eps,)))
+    return _kernels.box_loss(pred, target, _head(_DIOU, eps))
 
 
 @_kernels.LIBRARY.backend(_CIOU, _AOT_NOTE, _kernels.kernel_dtypes)
 def _ciou_aot(pred: Tensor, target: Tensor, eps: float) -> Tensor:
-    return _kernels.box_loss(pred, target, _head(_CIOU, (eps,)))
+    return _kernels.box_loss(pred, target, _head(_CIOU, eps))
 
 
 def _iou_call(pred: Tensor, target: Tensor, mode: str, eps: float) -> Tensor:
@@ -191,7 +191,7 @@ def _fused(
     loss_weight: float = 1.0,
 ) -> Tensor:
     """The reduced loss of a call :func:`~mscompat.losses._fused.tail` planned (``plan``)."""
-    head = _head(op, config)
+    head = _head(op, *config)
     reduced = _kernels.box_loss_reduced
     return _fused_mod.finish_fused(
         reduced, head, plan, pred, target, weight, avg_factor, loss_weight

@@ -137,17 +137,17 @@ _L1, _SMOOTH_L1, _BALANCED_L1 = (f"losses.{n}_loss" for n in ("l1", "smooth_l1",
 
 @_kernels.LIBRARY.backend(_L1, _FUSED, _kernel_dtypes)
 def _l1_aot(pred: Tensor, target: Tensor) -> Tensor:
-    return _kernels.regression_loss(pred, target, _kernels.head(_L1, ()))
+    return _kernels.regression_loss(pred, target, _kernels.head(_L1))
 
 
 @_kernels.LIBRARY.backend(_SMOOTH_L1, _FUSED, _kernel_dtypes)
 def _smooth_l1_aot(pred: Tensor, target: Tensor, beta: float) -> Tensor:
-    return _kernels.regression_loss(pred, target, _kernels.head(_SMOOTH_L1, (beta,)))
+    return _kernels.regression_loss(pred, target, _kernels.head(_SMOOTH_L1, beta))
 
 
 @_kernels.LIBRARY.backend(_BALANCED_L1, _FUSED, _kernel_dtypes)
 def _balanced_aot(pred: Tensor, target: Tensor, beta: float, alpha: float, gamma: float) -> Tensor:
-    head = _kernels.head(_BALANCED_L1, (beta, alpha, gamma))
+    head = _kernels.head(_BALANCED_L1, beta, alpha, gamma)
     return _kernels.regression_loss(pred, target, head)
 
 
@@ -182,7 +182,7 @@ def _fused_loss(
     avg_factor: AvgFactor,
     loss_weight: float = 1.0,
 ) -> Tensor:
-    head = _kernels.head(op, config)
+    head = _kernels.head(op, *config)
     reduced = _kernels.regression_loss_reduced
     return _fused.finish_fused(reduced, head, plan, pred, target, weight, avg_factor, loss_weight)
 

@@ -49,18 +49,27 @@ struct ReducePlan {
 constexpr int64_t kReduceBlock = 2048;
 
 // sum_i term(i) over [0, n) in double, by blocks of kReduceBlock items summed in order; the
-// blocks spread over threads as ParallelFor(min_work, grain) decides for `work` units.
+// blocks spread over threads as ParallelFor(min_work, grain) decides for `work` units. A block's
+// terms are computed into a buffer first (a loop the compiler can vectorise for elementwise
+// losses), then summed with four accumulators (a sum in one accumulator waits on each add).
 template <typename F>
 double BlockSum(int64_t n, int64_t work, int64_t min_work, int64_t grain, F term) {
+  using V = decltype(term(int64_t(0)));
   const int64_t blocks = (n + kReduceBlock - 1) / kReduceBlock;
   std::vector<double> partial(static_cast<size_t>(blocks), 0.0);
   double *out = partial.data();
   ParallelFor(blocks, work, min_work, grain, [=](int64_t b0, int64_t b1) {
+    V buf[kReduceBlock];
     for (int64_t b = b0; b < b1; ++b) {
-      const int64_t end = std::min(n, (b + 1) * kReduceBlock);
-      double s = 0.0;
-      for (int64_t i = b * kReduceBlock; i < end; ++i) s += static_cast<double>(term(i));
-      out[b] = s;
+      const int64_t begin = b * kReduceBlock;
+      const int64_t m = std::min(n, begin + kReduceBlock) - begin;
+      for (int64_t k = 0; k < m; ++k) buf[k] = term(begin + k);
+      double s[4] = {0.0, 0.0, 0.0, 0.0};
+      int64_t k = 0;
+      for (; k + 4 <= m; k += 4)
+        for (int j = 0; j < 4; ++j) s[j] += static_cast<double>(buf[k + j]);
+      for (; k < m; ++k) s[0] += static_cast<double>(buf[k]);
+      out[b] = (s[0] + s[1]) + (s[2] + s[3]);
     }
   });
   double total = 0.0;
@@ -106,10 +115,16 @@ T ReduceForward(const ReducePlan &plan, int64_t n, int width, const T *pred, con
     });
     return static_cast<T>(s);
   }
-  const double s = BlockSum(n, n * cost, min_work, grain, [=](int64_t i) {
-    const T l = loss(i);
-    return plan.wmode == 0 ? l : ItemWeight(plan, w, i, width) * l;
-  });
+  // one loop per weight mode: no per-item branch on it
+  double s;
+  if (plan.wmode == 0) {
+    s = BlockSum(n, n * cost, min_work, grain, loss);
+  } else if (plan.wmode == 1) {
+    s = BlockSum(n, n * cost, min_work, grain, [=](int64_t i) { return T(w[i] * loss(i)); });
+  } else {
+    s = BlockSum(n, n * cost, min_work, grain,
+                 [=](int64_t i) { return T(ItemWeight(plan, w, i, width) * loss(i)); });
+  }
   T r = static_cast<T>(s / plan.divisor);
   if (plan.multiplier != 1.0) r = r * static_cast<T>(plan.multiplier);
   return r;
@@ -147,16 +162,13 @@ void ReduceBackward(const ReducePlan &plan, int64_t n, int width, const T *pred,
   if (plan.multiplier != 1.0) g = g * static_cast<T>(plan.multiplier);
   if (plan.divisor != 1.0) g = g / static_cast<T>(plan.divisor);
   ParallelFor(n, n * cost, min_work, grain, [=](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      if (plan.wmode == 0) {
-        grad(i, g);
-        continue;
-      }
-      const T l = grad(i, g * ItemWeight(plan, w, i, width));
-      const T dw = g * l;
-      if (plan.wmode == 1) {
-        dweight[i] = dw;
-      } else {
+    if (plan.wmode == 0) {
+      for (int64_t i = begin; i < end; ++i) grad(i, g);
+    } else if (plan.wmode == 1) {
+      for (int64_t i = begin; i < end; ++i) dweight[i] = g * grad(i, g * w[i]);
+    } else {
+      for (int64_t i = begin; i < end; ++i) {
+        const T dw = g * grad(i, g * ItemWeight(plan, w, i, width));
         for (int j = 0; j < width; ++j) dweight[i * width + j] = dw / static_cast<T>(width);
       }
     }

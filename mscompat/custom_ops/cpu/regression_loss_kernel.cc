@@ -25,6 +25,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "common.h"
 #include "loss_reduce.h"
@@ -83,6 +84,33 @@ inline T LossGrad(const Coef<T> &c, T d) {
   return c.gamma;
 }
 
+// Loss and LossGrad for a kind known at compile time.
+template <int K, typename T>
+inline T KindLoss(const Coef<T> &c, T d) {
+  if constexpr (K == 0) {
+    return d;
+  } else if constexpr (K == 1) {
+    // both sides computed: a select, which the compiler vectorises (it does not speculate a
+    // division out of a branch)
+    const T quad = T(0.5) * d * d / c.beta, lin = d - T(0.5) * c.beta;
+    return d < c.beta ? quad : lin;
+  } else {
+    return Loss(c, d);
+  }
+}
+
+template <int K, typename T>
+inline T KindLossGrad(const Coef<T> &c, T d) {
+  if constexpr (K == 0) {
+    return T(1);
+  } else if constexpr (K == 1) {
+    const T quad = (T(0.5) * d + T(0.5) * d) / c.beta;
+    return d < c.beta ? quad : T(1);
+  } else {
+    return LossGrad(c, d);
+  }
+}
+
 template <typename T>
 void Forward(const T *p, const T *t, const Coef<T> c, T *loss, int64_t n) {
   ParallelFor(n, [=](int64_t begin, int64_t end) {
@@ -137,24 +165,35 @@ int LaunchReduce(bool backward, int nparam, void **params, int *ndims, int64_t *
     const T *p = static_cast<const T *>(params[0]);
     const T *t = static_cast<const T *>(params[1]);
     const T *w = static_cast<const T *>(params[2]);
-    if (!backward) {
-      *static_cast<T *>(params[4]) = mscompat::ReduceForward<T>(
-          plan, n, 1, p, w, 1, 1 << 15, 1 << 14,
-          [=](int64_t i) { return Loss(c, std::abs(p[i] - t[i])); });
-      return kOk;
+    // the kind as a template argument: L1 and smooth L1 in branch-free loops
+    const auto run = [&](auto kind) {
+      constexpr int K = decltype(kind)::value;
+      if (!backward) {
+        *static_cast<T *>(params[4]) = mscompat::ReduceForward<T>(
+            plan, n, 1, p, w, 1, 1 << 15, 1 << 14,
+            [=](int64_t i) { return KindLoss<K>(c, std::abs(p[i] - t[i])); });
+        return;
+      }
+      T *dp = static_cast<T *>(params[5]);
+      T *dt = static_cast<T *>(params[6]);
+      const T dout = *static_cast<const T *>(params[4]);
+      mscompat::ReduceBackward<T>(plan, n, 1, p, w, dout, dp, dt, static_cast<T *>(params[7]),
+                                  1, 1 << 15, 1 << 14, [=](int64_t i, T dl) {
+                                    const T diff = p[i] - t[i];
+                                    const T d = std::abs(diff);
+                                    const T g = dl * KindLossGrad<K>(c, d) * Sign(diff);
+                                    dp[i] = g;
+                                    dt[i] = -g;
+                                    return KindLoss<K>(c, d);
+                                  });
+    };
+    if (c.kind == 0) {
+      run(std::integral_constant<int, 0>());
+    } else if (c.kind == 1) {
+      run(std::integral_constant<int, 1>());
+    } else {
+      run(std::integral_constant<int, 2>());
     }
-    T *dp = static_cast<T *>(params[5]);
-    T *dt = static_cast<T *>(params[6]);
-    const T dout = *static_cast<const T *>(params[4]);
-    mscompat::ReduceBackward<T>(plan, n, 1, p, w, dout, dp, dt, static_cast<T *>(params[7]), 1,
-                                1 << 15, 1 << 14, [=](int64_t i, T dl) {
-                                  const T diff = p[i] - t[i];
-                                  const T d = std::abs(diff);
-                                  const T g = dl * LossGrad(c, d) * Sign(diff);
-                                  dp[i] = g;
-                                  dt[i] = -g;
-                                  return Loss(c, d);
-                                });
     return kOk;
   });
 }
