@@ -168,26 +168,13 @@ class BoxLoss(nn.Cell):
     ) -> Tensor:
         raise NotImplementedError
 
-    def _fused_plan(
-        self,
-        pred: Tensor,
-        target: Tensor,
-        weight: Optional[Tensor],
-        reduction: str,
-        avg_factor: AvgFactor,
-    ) -> Tuple[Any, ...]:
-        """The plan of the loss with its reduction fused into one kernel (a subclass with a
-        kernel), else ``()``."""
+    def _fused_plan(self, *call: Any) -> Tuple[Any, ...]:
+        """``(pred, target, weight, reduction, avg_factor)`` -> the plan of one kernel for the
+        whole loss (a subclass with a kernel), else ``()``."""
         return ()
 
-    def _fused_loss(
-        self,
-        plan: Tuple[Any, ...],
-        pred: Tensor,
-        target: Tensor,
-        weight: Optional[Tensor],
-        avg_factor: AvgFactor,
-    ) -> Tensor:
+    def _fused_loss(self, plan: Tuple[Any, ...], *call: Any) -> Tensor:
+        """``(plan, pred, target, weight, avg_factor)`` -> the loss by that kernel."""
         raise NotImplementedError
 
     def construct(

@@ -180,24 +180,6 @@ def _ciou_call(pred: Tensor, target: Tensor, eps: float) -> Tensor:
     return call(_CIOU, pred, target, eps)
 
 
-def _fused(
-    op: str,
-    config: Tuple[Any, ...],
-    plan: Tuple[Any, ...],
-    pred: Tensor,
-    target: Tensor,
-    weight: Optional[Tensor],
-    avg_factor: AvgFactor,
-    loss_weight: float = 1.0,
-) -> Tensor:
-    """The reduced loss of a call :func:`~mscompat.losses._fused.tail` planned (``plan``)."""
-    head = _head(op, *config)
-    reduced = _kernels.box_loss_reduced
-    return _fused_mod.finish_fused(
-        reduced, head, plan, pred, target, weight, avg_factor, loss_weight
-    )
-
-
 # ----------------------------------------------------------------------------- functions
 
 
@@ -250,7 +232,10 @@ def iou_loss(
     check_number(eps, "eps")
     plan = _fused_mod.tail(_IOU, (mode, eps), pred, target, weight, reduction, avg_factor, box=True)
     if plan:
-        return _fused(_IOU, (mode, eps), plan, pred, target, weight, avg_factor)
+        head = _head(_IOU, mode, eps)
+        return _fused_mod.finish_fused(
+            _kernels.box_loss_reduced, head, plan, pred, target, weight, avg_factor
+        )
     return finish(_iou_call, pred, target, weight, reduction, avg_factor, pred.dtype, 0, mode, eps)
 
 
@@ -283,7 +268,10 @@ def giou_loss(
     check_number(eps, "eps")
     plan = _fused_mod.tail(_GIOU, (eps,), pred, target, weight, reduction, avg_factor, box=True)
     if plan:
-        return _fused(_GIOU, (eps,), plan, pred, target, weight, avg_factor)
+        head = _head(_GIOU, eps)
+        return _fused_mod.finish_fused(
+            _kernels.box_loss_reduced, head, plan, pred, target, weight, avg_factor
+        )
     return simple(_giou_call, pred, target, weight, reduction, avg_factor, pred.dtype, eps)
 
 
@@ -320,7 +308,10 @@ def diou_loss(
     check_number(eps, "eps")
     plan = _fused_mod.tail(_DIOU, (eps,), pred, target, weight, reduction, avg_factor, box=True)
     if plan:
-        return _fused(_DIOU, (eps,), plan, pred, target, weight, avg_factor)
+        head = _head(_DIOU, eps)
+        return _fused_mod.finish_fused(
+            _kernels.box_loss_reduced, head, plan, pred, target, weight, avg_factor
+        )
     dtype = promoted(pred, target)
     return simple(_diou_call, pred, target, weight, reduction, avg_factor, dtype, eps)
 
@@ -364,7 +355,10 @@ def ciou_loss(
     check_number(eps, "eps")
     plan = _fused_mod.tail(_CIOU, (eps,), pred, target, weight, reduction, avg_factor, box=True)
     if plan:
-        return _fused(_CIOU, (eps,), plan, pred, target, weight, avg_factor)
+        head = _head(_CIOU, eps)
+        return _fused_mod.finish_fused(
+            _kernels.box_loss_reduced, head, plan, pred, target, weight, avg_factor
+        )
     dtype = _promote(promoted(pred, target), F32)
     return simple(_ciou_call, pred, target, weight, reduction, avg_factor, dtype, eps)
 
@@ -413,8 +407,16 @@ class _FusedBoxLoss(BoxLoss):
         weight: Optional[Tensor],
         avg_factor: AvgFactor,
     ) -> Tensor:
-        return _fused(
-            self._op, self._config(), plan, pred, target, weight, avg_factor, self.loss_weight
+        head = _head(self._op, *self._config())
+        return _fused_mod.finish_fused(
+            _kernels.box_loss_reduced,
+            head,
+            plan,
+            pred,
+            target,
+            weight,
+            avg_factor,
+            self.loss_weight,
         )
 
 

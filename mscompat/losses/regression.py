@@ -165,26 +165,13 @@ def _loss(
     backend, then :func:`weight_reduce_loss`."""
     plan = _fused.tail(op, config, pred, target, weight, reduction, avg_factor)
     if plan:
-        return _fused_loss(op, config, plan, pred, target, weight, avg_factor)
+        head = _kernels.head(op, *config)
+        reduced = _kernels.regression_loss_reduced
+        return _fused.finish_fused(reduced, head, plan, pred, target, weight, avg_factor)
     if target.size == 0:
         return _empty_target(pred, weight, reduction, avg_factor)
     _same_shape(pred, target)
     return weight_reduce_loss(call(op, pred, target, *config), weight, reduction, avg_factor)
-
-
-def _fused_loss(
-    op: str,
-    config: Tuple[float, ...],
-    plan: Tuple[Any, ...],
-    pred: Tensor,
-    target: Tensor,
-    weight: Optional[Tensor],
-    avg_factor: AvgFactor,
-    loss_weight: float = 1.0,
-) -> Tensor:
-    head = _kernels.head(op, *config)
-    reduced = _kernels.regression_loss_reduced
-    return _fused.finish_fused(reduced, head, plan, pred, target, weight, avg_factor, loss_weight)
 
 
 # ----------------------------------------------------------------------------- functions
@@ -400,15 +387,10 @@ class _RegressionLoss(nn.Cell):
                 self._zero_weight,
             )
             if plan:
-                return _fused_loss(
-                    self._op,
-                    self._config,
-                    plan,
-                    pred,
-                    target,
-                    weight,
-                    avg_factor,
-                    self.loss_weight,
+                head = _kernels.head(self._op, *self._config)
+                reduced = _kernels.regression_loss_reduced
+                return _fused.finish_fused(
+                    reduced, head, plan, pred, target, weight, avg_factor, self.loss_weight
                 )
         if self._zero_weight and weight is not None:
             pred = check_float_tensor(pred, "pred")
