@@ -24,7 +24,6 @@ __all__ = [
     "KINDS",
     "LIBRARY",
     "box_loss",
-    "box_loss_reduced",
     "kernel_dtypes",
     "probe",
 ]
@@ -116,19 +115,18 @@ def kernel_dtypes(pred: TensorSpec, target: TensorSpec, *_: object) -> Optional[
     return f"{pred.dtype_name} is not supported by the kernel (float32/float64)"
 
 
-def box_loss(pred: Tensor, target: Tensor, head: Tuple[float, float, float]) -> Tensor:
-    """The elementwise loss of the pairs ``pred``, ``target`` (``(..., 4)``, one dtype,
-    float32/float64) -> ``(...)``; ``head`` = ``(kind, eps, eps2)``, kind of :data:`KINDS`."""
-    return KERNELS[device_target()]["BoxLossForward"](pred, target, coef(head, (), pred.dtype))
-
-
-def box_loss_reduced(
-    head: Tuple[float, float, float],
-    tail: Tuple[Any, ...],
+def box_loss(
     pred: Tensor,
     target: Tensor,
-    weight: Any,
+    head: Tuple[float, float, float],
+    plan: Tuple[Any, ...] = (),
+    weight: Any = None,
 ) -> Tensor:
-    """The weighted mean or sum of the losses (``head`` as :func:`box_loss`) of a call
-    :func:`~mscompat.custom_ops.loss_reduce.plan` accepted with answer ``tail``: one op."""
-    return run(KERNELS[device_target()]["BoxLossReduce"], head, tail, pred, target, weight)
+    """The loss of the pairs ``pred``, ``target`` (``(..., 4)``, one dtype, float32/float64);
+    ``head`` = ``(kind, eps, eps2)``, kind of :data:`KINDS`. Elementwise ``(...)``, or with the
+    ``plan`` of :func:`~mscompat.custom_ops.loss_reduce.plan` the weighted mean or sum (0-d) in
+    the same kernel."""
+    kernels = KERNELS[device_target()]
+    if plan:
+        return run(kernels["BoxLossReduce"], head, plan, pred, target, weight)
+    return kernels["BoxLossForward"](pred, target, coef(head, (), pred.dtype))

@@ -33,7 +33,6 @@ __all__ = [
     "coefficients",
     "head",
     "regression_loss",
-    "regression_loss_reduced",
 ]
 
 #: The kernel's loss kinds (``coef[0]``).
@@ -73,17 +72,20 @@ def head(op: str, beta: float = 1.0, alpha: float = 0.5, gamma: float = 1.5) -> 
     return _coefficients(OP_KINDS[op], beta, alpha, gamma)
 
 
-def regression_loss(pred: Tensor, target: Tensor, coef: Tuple[float, ...]) -> Tensor:
-    """The elementwise loss of ``coef`` (:func:`coefficients`) -> pred's shape."""
-    return FORWARD[device_target()](pred, target, const_coef(coef, (), pred.dtype))
-
-
-def regression_loss_reduced(
-    coef: Tuple[float, ...], tail: Tuple[Any, ...], pred: Tensor, target: Tensor, weight: Any
+def regression_loss(
+    pred: Tensor,
+    target: Tensor,
+    head: Tuple[float, ...],
+    plan: Tuple[Any, ...] = (),
+    weight: Any = None,
 ) -> Tensor:
-    """The weighted mean or sum of the losses of a call
-    :func:`~mscompat.custom_ops.loss_reduce.plan` accepted with answer ``tail``: one op."""
-    return run(KERNELS[device_target()]["RegressionLossReduce"], coef, tail, pred, target, weight)
+    """The loss of ``head`` (:func:`coefficients`): elementwise (pred's shape), or with the
+    ``plan`` of :func:`~mscompat.custom_ops.loss_reduce.plan` the weighted mean or sum (0-d) in
+    the same kernel."""
+    if plan:
+        kernel = KERNELS[device_target()]["RegressionLossReduce"]
+        return run(kernel, head, plan, pred, target, weight)
+    return FORWARD[device_target()](pred, target, const_coef(head, (), pred.dtype))
 
 
 def _bprop(pred: Tensor, target: Tensor, coef: Tensor, out: Tensor, dout: Tensor) -> Any:

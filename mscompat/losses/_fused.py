@@ -5,16 +5,16 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Tuple
+from typing import Any, Tuple
 
 from mindspore import Tensor
 
 from mscompat.custom_ops import loss_reduce
-from mscompat.custom_ops.registry import chosen_backend
+from mscompat.custom_ops.registry import chosen_backend, dispatch
 from mscompat.losses import _torch_math as tm
 from mscompat.losses.utils import AvgFactor, _avg_factor_div
 
-__all__ = ["finish_fused", "tail"]
+__all__ = ["run", "tail"]
 
 
 def tail(
@@ -56,9 +56,9 @@ def tail(
     )
 
 
-def finish_fused(
-    reduced: Callable[..., Tensor],
-    head: Tuple[float, ...],
+def run(
+    op: str,
+    config: Tuple[Any, ...],
     plan: Tuple[Any, ...],
     pred: Tensor,
     target: Tensor,
@@ -66,9 +66,10 @@ def finish_fused(
     avg_factor: AvgFactor,
     loss_weight: float = 1.0,
 ) -> Tensor:
-    """``reduced(head, plan, pred, target, weight)`` (a library's reducing call), then, for a
-    Tensor ``avg_factor``, MMDetection's ``/ (avg_factor + eps)`` and the ``loss_weight``."""
-    out = reduced(head, plan, pred, target, weight)
+    """The reduced loss of a call :func:`tail` planned: the registry's ``aot`` implementation of
+    ``op`` given the plan (one kernel), then, for a Tensor ``avg_factor``, MMDetection's
+    ``/ (avg_factor + eps)`` and the ``loss_weight``."""
+    out = dispatch(op, pred, target, *config)(pred, target, *config, plan, weight)
     if plan[3]:
         out = _avg_factor_div(out, avg_factor)
         if loss_weight != 1.0:

@@ -144,24 +144,34 @@ def _head(op: str, first: Any, eps: float = 0.0) -> Tuple[float, float, float]:
     return (float(kind), first, first)
 
 
+# The aot implementations take a plan (mscompat.losses._fused.tail) and the weight for the
+# reduced loss in the same kernel; the front doors pass them where the plan covers the call.
 @_kernels.LIBRARY.backend(_IOU, _AOT_NOTE, _kernels.kernel_dtypes)
-def _iou_aot(pred: Tensor, target: Tensor, mode: str, eps: float) -> Tensor:
-    return _kernels.box_loss(pred, target, _head(_IOU, mode, eps))
+def _iou_aot(
+    pred: Tensor, target: Tensor, mode: str, eps: float, plan: Any = (), weight: Any = None
+) -> Tensor:
+    return _kernels.box_loss(pred, target, _head(_IOU, mode, eps), plan, weight)
 
 
 @_kernels.LIBRARY.backend(_GIOU, _AOT_NOTE, _kernels.kernel_dtypes)
-def _giou_aot(pred: Tensor, target: Tensor, eps: float) -> Tensor:
-    return _kernels.box_loss(pred, target, _head(_GIOU, eps))
+def _giou_aot(
+    pred: Tensor, target: Tensor, eps: float, plan: Any = (), weight: Any = None
+) -> Tensor:
+    return _kernels.box_loss(pred, target, _head(_GIOU, eps), plan, weight)
 
 
 @_kernels.LIBRARY.backend(_DIOU, _AOT_NOTE, _kernels.kernel_dtypes)
-def _diou_aot(pred: Tensor, target: Tensor, eps: float) -> Tensor:
-    return _kernels.box_loss(pred, target, _head(_DIOU, eps))
+def _diou_aot(
+    pred: Tensor, target: Tensor, eps: float, plan: Any = (), weight: Any = None
+) -> Tensor:
+    return _kernels.box_loss(pred, target, _head(_DIOU, eps), plan, weight)
 
 
 @_kernels.LIBRARY.backend(_CIOU, _AOT_NOTE, _kernels.kernel_dtypes)
-def _ciou_aot(pred: Tensor, target: Tensor, eps: float) -> Tensor:
-    return _kernels.box_loss(pred, target, _head(_CIOU, eps))
+def _ciou_aot(
+    pred: Tensor, target: Tensor, eps: float, plan: Any = (), weight: Any = None
+) -> Tensor:
+    return _kernels.box_loss(pred, target, _head(_CIOU, eps), plan, weight)
 
 
 def _iou_call(pred: Tensor, target: Tensor, mode: str, eps: float) -> Tensor:
@@ -232,10 +242,7 @@ def iou_loss(
     check_number(eps, "eps")
     plan = _fused_mod.tail(_IOU, (mode, eps), pred, target, weight, reduction, avg_factor, box=True)
     if plan:
-        head = _head(_IOU, mode, eps)
-        return _fused_mod.finish_fused(
-            _kernels.box_loss_reduced, head, plan, pred, target, weight, avg_factor
-        )
+        return _fused_mod.run(_IOU, (mode, eps), plan, pred, target, weight, avg_factor)
     return finish(_iou_call, pred, target, weight, reduction, avg_factor, pred.dtype, 0, mode, eps)
 
 
@@ -268,10 +275,7 @@ def giou_loss(
     check_number(eps, "eps")
     plan = _fused_mod.tail(_GIOU, (eps,), pred, target, weight, reduction, avg_factor, box=True)
     if plan:
-        head = _head(_GIOU, eps)
-        return _fused_mod.finish_fused(
-            _kernels.box_loss_reduced, head, plan, pred, target, weight, avg_factor
-        )
+        return _fused_mod.run(_GIOU, (eps,), plan, pred, target, weight, avg_factor)
     return simple(_giou_call, pred, target, weight, reduction, avg_factor, pred.dtype, eps)
 
 
@@ -308,10 +312,7 @@ def diou_loss(
     check_number(eps, "eps")
     plan = _fused_mod.tail(_DIOU, (eps,), pred, target, weight, reduction, avg_factor, box=True)
     if plan:
-        head = _head(_DIOU, eps)
-        return _fused_mod.finish_fused(
-            _kernels.box_loss_reduced, head, plan, pred, target, weight, avg_factor
-        )
+        return _fused_mod.run(_DIOU, (eps,), plan, pred, target, weight, avg_factor)
     dtype = promoted(pred, target)
     return simple(_diou_call, pred, target, weight, reduction, avg_factor, dtype, eps)
 
@@ -355,10 +356,7 @@ def ciou_loss(
     check_number(eps, "eps")
     plan = _fused_mod.tail(_CIOU, (eps,), pred, target, weight, reduction, avg_factor, box=True)
     if plan:
-        head = _head(_CIOU, eps)
-        return _fused_mod.finish_fused(
-            _kernels.box_loss_reduced, head, plan, pred, target, weight, avg_factor
-        )
+        return _fused_mod.run(_CIOU, (eps,), plan, pred, target, weight, avg_factor)
     dtype = _promote(promoted(pred, target), F32)
     return simple(_ciou_call, pred, target, weight, reduction, avg_factor, dtype, eps)
 
@@ -407,16 +405,8 @@ class _FusedBoxLoss(BoxLoss):
         weight: Optional[Tensor],
         avg_factor: AvgFactor,
     ) -> Tensor:
-        head = _head(self._op, *self._config())
-        return _fused_mod.finish_fused(
-            _kernels.box_loss_reduced,
-            head,
-            plan,
-            pred,
-            target,
-            weight,
-            avg_factor,
-            self.loss_weight,
+        return _fused_mod.run(
+            self._op, self._config(), plan, pred, target, weight, avg_factor, self.loss_weight
         )
 
 

@@ -135,20 +135,32 @@ _FUSED = (
 _L1, _SMOOTH_L1, _BALANCED_L1 = (f"losses.{n}_loss" for n in ("l1", "smooth_l1", "balanced_l1"))
 
 
+# The aot implementations take a plan (mscompat.losses._fused.tail) and the weight for the
+# reduced loss in the same kernel; the front doors pass them where the plan covers the call.
 @_kernels.LIBRARY.backend(_L1, _FUSED, _kernel_dtypes)
-def _l1_aot(pred: Tensor, target: Tensor) -> Tensor:
-    return _kernels.regression_loss(pred, target, _kernels.head(_L1))
+def _l1_aot(pred: Tensor, target: Tensor, plan: Any = (), weight: Any = None) -> Tensor:
+    return _kernels.regression_loss(pred, target, _kernels.head(_L1), plan, weight)
 
 
 @_kernels.LIBRARY.backend(_SMOOTH_L1, _FUSED, _kernel_dtypes)
-def _smooth_l1_aot(pred: Tensor, target: Tensor, beta: float) -> Tensor:
-    return _kernels.regression_loss(pred, target, _kernels.head(_SMOOTH_L1, beta))
+def _smooth_l1_aot(
+    pred: Tensor, target: Tensor, beta: float, plan: Any = (), weight: Any = None
+) -> Tensor:
+    return _kernels.regression_loss(pred, target, _kernels.head(_SMOOTH_L1, beta), plan, weight)
 
 
 @_kernels.LIBRARY.backend(_BALANCED_L1, _FUSED, _kernel_dtypes)
-def _balanced_aot(pred: Tensor, target: Tensor, beta: float, alpha: float, gamma: float) -> Tensor:
+def _balanced_aot(
+    pred: Tensor,
+    target: Tensor,
+    beta: float,
+    alpha: float,
+    gamma: float,
+    plan: Any = (),
+    weight: Any = None,
+) -> Tensor:
     head = _kernels.head(_BALANCED_L1, beta, alpha, gamma)
-    return _kernels.regression_loss(pred, target, head)
+    return _kernels.regression_loss(pred, target, head, plan, weight)
 
 
 def _loss(
@@ -165,9 +177,7 @@ def _loss(
     backend, then :func:`weight_reduce_loss`."""
     plan = _fused.tail(op, config, pred, target, weight, reduction, avg_factor)
     if plan:
-        head = _kernels.head(op, *config)
-        reduced = _kernels.regression_loss_reduced
-        return _fused.finish_fused(reduced, head, plan, pred, target, weight, avg_factor)
+        return _fused.run(op, config, plan, pred, target, weight, avg_factor)
     if target.size == 0:
         return _empty_target(pred, weight, reduction, avg_factor)
     _same_shape(pred, target)
@@ -387,10 +397,15 @@ class _RegressionLoss(nn.Cell):
                 self._zero_weight,
             )
             if plan:
-                head = _kernels.head(self._op, *self._config)
-                reduced = _kernels.regression_loss_reduced
-                return _fused.finish_fused(
-                    reduced, head, plan, pred, target, weight, avg_factor, self.loss_weight
+                return _fused.run(
+                    self._op,
+                    self._config,
+                    plan,
+                    pred,
+                    target,
+                    weight,
+                    avg_factor,
+                    self.loss_weight,
                 )
         if self._zero_weight and weight is not None:
             pred = check_float_tensor(pred, "pred")

@@ -9,7 +9,7 @@ boxes overlap with a positive width and height, and ``'mean'`` of no boxes is 0.
 from __future__ import annotations
 
 import math
-from typing import Tuple
+from typing import Any, Tuple
 
 import mindspore as ms
 from mindspore import Tensor, ops
@@ -18,7 +18,7 @@ from mindspore.ops import constexpr
 from mscompat._checks import check_finite_number, check_reduction, check_same_shape
 from mscompat.custom_ops import box_loss as _kernels
 from mscompat.custom_ops import loss_reduce
-from mscompat.custom_ops.registry import call, chosen_backend, register
+from mscompat.custom_ops.registry import call, chosen_backend, dispatch, register
 from mscompat.vision._box_utils import check_boxes, upcast_non_float
 
 __all__ = ["complete_box_iou_loss", "distance_box_iou_loss", "generalized_box_iou_loss"]
@@ -138,18 +138,24 @@ def _head(op: str, eps: float) -> Tuple[float, float, float]:
 
 
 @_kernels.LIBRARY.backend(_GIOU, _AOT_NOTE, _kernels.kernel_dtypes)
-def _giou_aot(boxes1: Tensor, boxes2: Tensor, eps: float) -> Tensor:
-    return _kernels.box_loss(boxes1, boxes2, _head(_GIOU, eps))
+def _giou_aot(
+    boxes1: Tensor, boxes2: Tensor, eps: float, plan: Any = (), weight: Any = None
+) -> Tensor:
+    return _kernels.box_loss(boxes1, boxes2, _head(_GIOU, eps), plan, weight)
 
 
 @_kernels.LIBRARY.backend(_DIOU, _AOT_NOTE, _kernels.kernel_dtypes)
-def _diou_aot(boxes1: Tensor, boxes2: Tensor, eps: float) -> Tensor:
-    return _kernels.box_loss(boxes1, boxes2, _head(_DIOU, eps))
+def _diou_aot(
+    boxes1: Tensor, boxes2: Tensor, eps: float, plan: Any = (), weight: Any = None
+) -> Tensor:
+    return _kernels.box_loss(boxes1, boxes2, _head(_DIOU, eps), plan, weight)
 
 
 @_kernels.LIBRARY.backend(_CIOU, _AOT_NOTE, _kernels.kernel_dtypes)
-def _ciou_aot(boxes1: Tensor, boxes2: Tensor, eps: float) -> Tensor:
-    return _kernels.box_loss(boxes1, boxes2, _head(_CIOU, eps))
+def _ciou_aot(
+    boxes1: Tensor, boxes2: Tensor, eps: float, plan: Any = (), weight: Any = None
+) -> Tensor:
+    return _kernels.box_loss(boxes1, boxes2, _head(_CIOU, eps), plan, weight)
 
 
 def _loss(op: str, boxes1: Tensor, boxes2: Tensor, reduction: str, eps: float) -> Tensor:
@@ -163,7 +169,8 @@ def _loss(op: str, boxes1: Tensor, boxes2: Tensor, reduction: str, eps: float) -
     backend = chosen_backend(op, boxes1, boxes2, eps)
     plan = loss_reduce.plan(backend, boxes1, boxes2, None, reduction, None, width=4)
     if plan:
-        return _kernels.box_loss_reduced(_head(op, eps), plan, boxes1, boxes2, None)
+        # the aot implementation with the plan: the reduction in its kernel
+        return dispatch(op, boxes1, boxes2, eps)(boxes1, boxes2, eps, plan, None)
     return _reduce(call(op, boxes1, boxes2, eps), reduction)
 
 
