@@ -426,14 +426,6 @@ T Torchvision(int kind, const T *p, const T *t, T eps, T eps2, T dl, Grads<T> *g
   return loss;
 }
 
-#ifdef MSCOMPAT_AVX2_ATAN
-// x[k] = atan(x[k]) for the first multiple of 8 of n; returns it.
-__attribute__((target("avx2,fma"))) int64_t AtanLanes(float *x, int64_t n) {
-  int64_t k = 0;
-  for (; k + 8 <= n; k += 8) _mm256_storeu_ps(x + k, _ZGVdN8v_atanf(_mm256_loadu_ps(x + k)));
-  return k;
-}
-#endif
 
 template <typename T>
 T BoxLoss(int kind, const T *p, const T *t, T eps, T eps2, T dl, Grads<T> *g,
@@ -441,19 +433,6 @@ T BoxLoss(int kind, const T *p, const T *t, T eps, T eps2, T dl, Grads<T> *g,
   if (kind >= kTvGiou) return Torchvision(kind, p, t, eps, eps2, dl, g, at);
   if (kind >= kMmdetDiou) return MmdetDistance(kind, p, t, eps, dl, g, at);
   return MmdetOverlaps(kind, p, t, eps, eps2, dl, g);
-}
-
-// atan of x[0..n) in place: 8 lanes at a time through libmvec's AVX2 atanf where available
-// (PyTorch's float32 atan is likewise a vector one, Sleef's), else std::atan.
-template <typename T>
-void AtanInPlace(T *x, int64_t n) {
-  int64_t k = 0;
-#ifdef MSCOMPAT_AVX2_ATAN
-  if constexpr (std::is_same<T, float>::value) {
-    if (mscompat::HasAvx2()) k = AtanLanes(x, n);
-  }
-#endif
-  for (; k < n; ++k) x[k] = std::atan(x[k]);
 }
 
 // CIoU's arctangents of the aspect ratios, w / h of pred and target of every pair (the forward's
@@ -474,7 +453,7 @@ std::vector<T> AspectAtans(int kind, const T *p, const T *t, T eps, int64_t n) {
       at[2 * i + 1] = (b[2] - b[0]) / (b[3] - b[1]);
     }
   }
-  AtanInPlace(at.data(), 2 * n);
+  mscompat::AtanInPlace(at.data(), 2 * n);
   return at;
 }
 

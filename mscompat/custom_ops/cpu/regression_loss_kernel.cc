@@ -23,11 +23,17 @@
 // and autograd's backward: abs' = sign(p - t) (0 at a tie), torch.where sends the gradient to
 // the branch it picked.
 
+// Floating-point operations never trap here (no FP exceptions are enabled): let the compiler
+// compute both sides of smooth L1's select in vector lanes (the results are unchanged).
+#pragma GCC optimize("no-trapping-math")
+
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
+#include <vector>
 
 #include "common.h"
+#include "loss_math.h"
 #include "loss_reduce.h"
 #include "parallel.h"
 
@@ -168,6 +174,22 @@ int LaunchReduce(bool backward, int nparam, void **params, int *ndims, int64_t *
     // the kind as a template argument: L1 and smooth L1 in branch-free loops
     const auto run = [&](auto kind) {
       constexpr int K = decltype(kind)::value;
+      if (!backward && K == 2) {
+        // balanced L1: log(b d / beta + 1) of every element in one vector pass first
+        std::vector<T> logs(static_cast<size_t>(n));
+        for (int64_t i = 0; i < n; ++i) logs[i] = c.b * std::abs(p[i] - t[i]) / c.beta + T(1);
+        mscompat::LogInPlace(logs.data(), n);
+        const T *lg = logs.data();
+        *static_cast<T *>(params[4]) = mscompat::ReduceForward<T>(
+            plan, n, 1, p, w, 1, 1 << 15, 1 << 14, [=](int64_t i) {
+              const T d = std::abs(p[i] - t[i]);
+              const T bd = c.b * d;
+              const T inner = c.a_over_b * (bd + T(1)) * lg[i] - c.alpha * d;
+              const T outer = c.gamma * d + c.g_over_b - c.a_beta;
+              return d < c.beta ? inner : outer;
+            });
+        return;
+      }
       if (!backward) {
         *static_cast<T *>(params[4]) = mscompat::ReduceForward<T>(
             plan, n, 1, p, w, 1, 1 << 15, 1 << 14,
