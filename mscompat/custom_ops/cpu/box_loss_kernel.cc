@@ -52,6 +52,7 @@ enum Kind {
   kTvGiou = 10,
   kTvDiou = 11,
   kTvCiou = 12,
+  kIouClamped = 20,  // internal: iou_loss's clamped IoU (for the vector log pass)
 };
 
 // torch.maximum / torch.minimum: NaN propagates.
@@ -202,7 +203,7 @@ template <typename T>
 struct Aspect {
   T r1, r2, d, v;
 
-  // `at`: atan(r1), atan(r2) computed beforehand (AspectAtans), or null.
+  // `at`: atan(r1), atan(r2) computed beforehand (Precomputed), or null.
   Aspect(T w1, T h1, T w2, T h2, T factor, const T *at = nullptr)
       : r1(w1 / h1),
         r2(w2 / h2),
@@ -258,6 +259,7 @@ T MmdetOverlaps(int kind, const T *p, const T *t, T eps, T eps2, T dl, Grads<T> 
     c.Outer(p, t, -g_ew, -g_eh, g_ew, g_eh, g);
   } else {
     const T ci = ious < eps ? eps : ious;  // clamp(min=eps), NaN kept
+    if (kind == kIouClamped) return ci;
     if (kind == kIouLinear) {
       loss = T(1) - ci;
     } else if (kind == kIouSquare) {
@@ -430,21 +432,33 @@ T Torchvision(int kind, const T *p, const T *t, T eps, T eps2, T dl, Grads<T> *g
 template <typename T>
 T BoxLoss(int kind, const T *p, const T *t, T eps, T eps2, T dl, Grads<T> *g,
           const T *at = nullptr) {
+  if (kind == kIouLog && at != nullptr && g == nullptr) return -at[0];  // Precomputed's log
   if (kind >= kTvGiou) return Torchvision(kind, p, t, eps, eps2, dl, g, at);
   if (kind >= kMmdetDiou) return MmdetDistance(kind, p, t, eps, dl, g, at);
   return MmdetOverlaps(kind, p, t, eps, eps2, dl, g);
 }
 
-// CIoU's arctangents of the aspect ratios, w / h of pred and target of every pair (the forward's
-// costliest step: a vector pass instead of two scalar atans per pair); empty for other kinds.
+// The forward's costliest step as one vector pass over all pairs: CIoU's arctangents of the
+// aspect ratios w / h of pred and target (two per pair, as Aspect's callers compute the ratios),
+// iou_loss's log of the clamped IoU (one per pair); empty for the other kinds. `*stride`: values
+// per pair.
 template <typename T>
-std::vector<T> AspectAtans(int kind, const T *p, const T *t, T eps, int64_t n) {
+std::vector<T> Precomputed(int kind, const T *p, const T *t, T eps, T eps2, int64_t n,
+                           int *stride) {
   std::vector<T> at;
+  *stride = kind == kIouLog ? 1 : 2;
+  if (kind == kIouLog) {
+    at.resize(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i)
+      at[i] = MmdetOverlaps<T>(kIouClamped, p + 4 * i, t + 4 * i, eps, eps2, T(0), nullptr);
+    mscompat::LogInPlace(at.data(), n);
+    return at;
+  }
   if (kind != kMmdetCiou && kind != kTvCiou) return at;
   at.resize(static_cast<size_t>(2 * n));
   for (int64_t i = 0; i < n; ++i) {
     const T *a = p + 4 * i, *b = t + 4 * i;
-    // MMDetection's heights + eps, torchvision's plain ones: as Aspect's callers
+    // MMDetection's heights + eps, torchvision's plain ones
     if (kind == kMmdetCiou) {
       at[2 * i] = (a[2] - a[0]) / (a[3] - a[1] + eps);
       at[2 * i + 1] = (b[2] - b[0]) / (b[3] - b[1] + eps);
@@ -503,12 +517,13 @@ int Launch(bool backward, int nparam, void **params, int *ndims, int64_t **shape
     const T *t = static_cast<const T *>(params[1]);
     T *out = static_cast<T *>(params[3]);  // the loss, or dloss (read only)
     if (!backward) {
-      const std::vector<T> atans = AspectAtans(kind, p, t, eps, n);
-      const T *at = atans.empty() ? nullptr : atans.data();
+      int stride;
+      const std::vector<T> pre = Precomputed(kind, p, t, eps, eps2, n, &stride);
+      const T *at = pre.empty() ? nullptr : pre.data();
       ParallelFor(n, 1, [=](int64_t begin, int64_t end) {
         for (int64_t i = begin; i < end; ++i)
           out[i] = BoxLoss<T>(kind, p + 4 * i, t + 4 * i, eps, eps2, T(0), nullptr,
-                              at ? at + 2 * i : nullptr);
+                              at ? at + stride * i : nullptr);
       });
       return kOk;
     }
@@ -558,12 +573,13 @@ int LaunchReduce(bool backward, int nparam, void **params, int *ndims, int64_t *
     const T *t = static_cast<const T *>(params[1]);
     const T *w = static_cast<const T *>(params[2]);
     if (!backward) {
-      const std::vector<T> atans = AspectAtans(kind, p, t, eps, n);
-      const T *at = atans.empty() ? nullptr : atans.data();
+      int stride;
+      const std::vector<T> pre = Precomputed(kind, p, t, eps, eps2, n, &stride);
+      const T *at = pre.empty() ? nullptr : pre.data();
       *static_cast<T *>(params[4]) =
           mscompat::ReduceForward<T>(plan, n, 4, p, w, 1, 1 << 14, 1 << 13, [=](int64_t i) {
             return BoxLoss<T>(kind, p + 4 * i, t + 4 * i, eps, eps2, T(0), nullptr,
-                              at ? at + 2 * i : nullptr);
+                              at ? at + stride * i : nullptr);
           });
       return kOk;
     }
