@@ -9,16 +9,24 @@ and ask the registry; this module declares the kernels and :func:`box_loss`, the
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Tuple
 
 import mindspore as ms
 import numpy as np
 from mindspore import Tensor
 
 from mscompat.custom_ops.aot import FLOATS, Entry, KernelLibrary, expect, shape_of, zeros
+from mscompat.custom_ops.loss_reduce import coef, run
 from mscompat.custom_ops.registry import TensorSpec, device_target
 
-__all__ = ["KERNELS", "KINDS", "LIBRARY", "box_loss", "kernel_dtypes", "probe"]
+__all__ = [
+    "KERNELS",
+    "KINDS",
+    "LIBRARY",
+    "box_loss",
+    "kernel_dtypes",
+    "probe",
+]
 
 #: The loss kinds of the kernel (its ``enum Kind``).
 KINDS = {
@@ -45,6 +53,19 @@ def _bprop(pred: Tensor, target: Tensor, coef: Tensor, out: Tensor, dout: Tensor
     return (dpred, dtarget) + zeros(coef)
 
 
+def _reduce_shape(pred: Any, target: Any, weight: Any, rcoef: Any) -> Any:
+    if list(pred) != list(target) or not pred or pred[-1] != 4 or list(rcoef) != [6]:
+        raise ValueError(f"box loss kernel: bad shapes {pred}, {target}, {rcoef}")
+    return []
+
+
+def _reduce_bprop(
+    pred: Tensor, target: Tensor, weight: Tensor, rcoef: Tensor, out: Tensor, dout: Tensor
+) -> Any:
+    grads = KERNELS[device_target()]["BoxLossReduceBackward"](pred, target, weight, rcoef, dout)
+    return grads + zeros(rcoef)
+
+
 def _self_check(k: Dict[str, Any]) -> None:
     p = Tensor(np.array([[0.0, 0.0, 2.0, 2.0]], np.float32))
     t = Tensor(np.array([[1.0, 0.0, 3.0, 2.0]], np.float32))
@@ -52,6 +73,12 @@ def _self_check(k: Dict[str, Any]) -> None:
     out = k["BoxLossForward"](p, t, coef).asnumpy()
     # intersection 2, union 6
     expect(np.allclose(out, [1.0 - 2.0 / 6.0], rtol=1e-6), "box loss kernel", out)
+    # the same pair twice, weights 1 and 3, sum divided by 2: 2 * (1 - 1/3)
+    rcoef = Tensor(np.array([KINDS["mmdet_iou_linear"], 1e-6, 1e-6, 1, 2, 1], np.float32))
+    w = Tensor(np.array([1.0, 3.0], np.float32))
+    two = [Tensor(np.concatenate([x.asnumpy()] * 2)) for x in (p, t)]
+    red = k["BoxLossReduce"](two[0], two[1], w, rcoef).asnumpy()
+    expect(np.allclose(red, 4.0 / 3.0, rtol=1e-6), "box loss reducing kernel", red)
 
 
 LIBRARY = KernelLibrary(
@@ -60,6 +87,16 @@ LIBRARY = KernelLibrary(
         Entry("BoxLossForward", "pred target coef -> loss", FLOATS, _fwd_shape, _bprop),
         # no second derivative
         Entry("BoxLossBackward", "pred target coef dloss -> dp dt", FLOATS, shape_of(0, 1), None),
+        Entry(
+            "BoxLossReduce", "pred target weight rcoef -> out", FLOATS, _reduce_shape, _reduce_bprop
+        ),
+        Entry(
+            "BoxLossReduceBackward",
+            "pred target weight rcoef dout -> dp dt dw",
+            FLOATS,
+            shape_of(0, 1, 2),
+            None,
+        ),
     ],
     _self_check,
 )
@@ -78,8 +115,18 @@ def kernel_dtypes(pred: TensorSpec, target: TensorSpec, *_: object) -> Optional[
     return f"{pred.dtype_name} is not supported by the kernel (float32/float64)"
 
 
-def box_loss(pred: Tensor, target: Tensor, kind: int, eps: float, eps2: float) -> Tensor:
-    """The elementwise loss ``kind`` (:data:`KINDS`) of the pairs ``pred``, ``target``
-    (``(..., 4)``, one dtype, float32/float64) -> ``(...)``."""
-    coef = Tensor([float(kind), eps, eps2], pred.dtype)
-    return KERNELS[device_target()]["BoxLossForward"](pred, target, coef)
+def box_loss(
+    pred: Tensor,
+    target: Tensor,
+    head: Tuple[float, float, float],
+    plan: Tuple[Any, ...] = (),
+    weight: Any = None,
+) -> Tensor:
+    """The loss of the pairs ``pred``, ``target`` (``(..., 4)``, one dtype, float32/float64);
+    ``head`` = ``(kind, eps, eps2)``, kind of :data:`KINDS`. Elementwise ``(...)``, or with the
+    ``plan`` of :func:`~mscompat.custom_ops.loss_reduce.plan` the weighted mean or sum (0-d) in
+    the same kernel."""
+    kernels = KERNELS[device_target()]
+    if plan:
+        return run(kernels["BoxLossReduce"], head, plan, pred, target, weight)
+    return kernels["BoxLossForward"](pred, target, coef(head, (), pred.dtype))

@@ -47,6 +47,7 @@ __all__ = [
     "TensorSpec",
     "available",
     "call",
+    "chosen_backend",
     "current_device",
     "device_target",
     "dispatch",
@@ -509,6 +510,19 @@ def dispatch(op: str, *args: Any) -> Callable[..., Any]:
     :mod:`mscompat.custom_ops._tables`), so another op's code is never parsed.
     """
     return getattr(_tables, _table_attr(op))[_chosen(op, _facts(*args))]
+
+
+@constexpr
+def _backend_of(choice: str) -> str:
+    return choice.partition(":")[0]
+
+
+def chosen_backend(op: str, *args: Any) -> str:
+    """The backend (``"aot"``, ``"native"``, ``"composite"``) :func:`dispatch` chooses for
+    ``op`` on the implementation arguments ``args``; a compile-time constant under ``ms.jit``.
+    For a front door that plans around the backend (e.g. a reduction fused into an ``aot``
+    kernel); under :func:`which` it reports the choice as :func:`dispatch` does."""
+    return _backend_of(_chosen(op, _facts(*args)))
 
 
 def call(op: str, *args: Any) -> Any:

@@ -168,6 +168,15 @@ class BoxLoss(nn.Cell):
     ) -> Tensor:
         raise NotImplementedError
 
+    def _fused_plan(self, *call: Any) -> Tuple[Any, ...]:
+        """``(pred, target, weight, reduction, avg_factor)`` -> the plan of one kernel for the
+        whole loss (a subclass with a kernel), else ``()``."""
+        return ()
+
+    def _fused_loss(self, plan: Tuple[Any, ...], *call: Any) -> Tensor:
+        """``(plan, pred, target, weight, avg_factor)`` -> the loss by that kernel."""
+        raise NotImplementedError
+
     def construct(
         self,
         pred: Tensor,
@@ -188,6 +197,11 @@ class BoxLoss(nn.Cell):
                     f"a weight of more than 1 dim must have pred's shape {pred.shape}, but got "
                     f"weight.shape={weight.shape}"
                 )
+        # one kernel for the whole loss (zero-weight shortcut, weight averaging, loss_weight)
+        plan = self._fused_plan(pred, target, weight, reduction, avg_factor)
+        if plan:
+            return self._fused_loss(plan, pred, target, weight, avg_factor)
+        if weight is not None:
             if not (self.zero_unless_none and reduction == "none") and not ops.any(weight > 0):
                 # MMDetection: `if weight is not None and not torch.any(weight > 0)`: a sum that is
                 # 0 for zero weights and keeps the graph connected (no loss_weight, no reduction)

@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Optional, Tuple
+from typing import Any, Optional, Tuple
 
 from mindspore import Tensor, ops
+from mindspore.ops import constexpr
 
 from mscompat._checks import check_bool, check_number
 from mscompat.custom_ops import box_loss as _kernels
 from mscompat.custom_ops.registry import call, register
+from mscompat.losses import _fused as _fused_mod
 from mscompat.losses import _torch_math as tm
 from mscompat.losses._iou_common import (
     CELL_SHAPE,
@@ -120,53 +122,72 @@ def _ciou_elementwise(pred: Tensor, target: Tensor, eps: float) -> Tensor:
 # ----------------------------------------------------------------------------- dispatch
 
 _COMPOSITE_NOTE = "MindSpore ops, MMDetection's op sequence"
-_AOT_NOTE = "fused C++ forward and backward kernels"
-register("losses.iou_loss", "composite", note=_COMPOSITE_NOTE)(_iou_elementwise)
-register("losses.giou_loss", "composite", note=_COMPOSITE_NOTE)(_giou_elementwise)
-register("losses.diou_loss", "composite", note=_COMPOSITE_NOTE)(_diou_elementwise)
-register("losses.ciou_loss", "composite", note=_COMPOSITE_NOTE)(_ciou_elementwise)
+_AOT_NOTE = (
+    "fused C++ forward and backward kernels; 'mean'/'sum' with the weight, a number "
+    "avg_factor and a Cell's loss_weight in the same kernel (a Tensor avg_factor: divided after)"
+)
+_IOU, _GIOU, _DIOU, _CIOU = (f"losses.{n}_loss" for n in ("iou", "giou", "diou", "ciou"))
+register(_IOU, "composite", note=_COMPOSITE_NOTE)(_iou_elementwise)
+register(_GIOU, "composite", note=_COMPOSITE_NOTE)(_giou_elementwise)
+register(_DIOU, "composite", note=_COMPOSITE_NOTE)(_diou_elementwise)
+register(_CIOU, "composite", note=_COMPOSITE_NOTE)(_ciou_elementwise)
 
 
-@_kernels.LIBRARY.backend("losses.iou_loss", _AOT_NOTE, _kernels.kernel_dtypes)
-def _iou_aot(pred: Tensor, target: Tensor, mode: str, eps: float) -> Tensor:
-    kind = _kernels.KINDS["mmdet_iou_log"]
-    if mode == "linear":
-        kind = _kernels.KINDS["mmdet_iou_linear"]
-    elif mode == "square":
-        kind = _kernels.KINDS["mmdet_iou_square"]
-    # bbox_overlaps' own eps (1e-6) bounds the union; eps bounds the IoU
-    return _kernels.box_loss(pred, target, kind, eps, 1e-6)
+@constexpr
+def _head(op: str, first: Any, eps: float = 0.0) -> Tuple[float, float, float]:
+    """The kernel's ``(kind, eps, eps2)`` for ``op`` and its config (``mode, eps`` for
+    iou_loss, ``eps`` for the others)."""
+    if op == _IOU:
+        # bbox_overlaps' own eps (1e-6) bounds the union; eps bounds the IoU
+        return (float(_kernels.KINDS["mmdet_iou_" + first]), eps, 1e-6)
+    kind = _kernels.KINDS["mmdet_" + op[len("losses.") : -len("_loss")]]
+    return (float(kind), first, first)
 
 
-@_kernels.LIBRARY.backend("losses.giou_loss", _AOT_NOTE, _kernels.kernel_dtypes)
-def _giou_aot(pred: Tensor, target: Tensor, eps: float) -> Tensor:
-    return _kernels.box_loss(pred, target, _kernels.KINDS["mmdet_giou"], eps, eps)
+# The aot implementations take a plan (mscompat.losses._fused.tail) and the weight for the
+# reduced loss in the same kernel; the front doors pass them where the plan covers the call.
+@_kernels.LIBRARY.backend(_IOU, _AOT_NOTE, _kernels.kernel_dtypes)
+def _iou_aot(
+    pred: Tensor, target: Tensor, mode: str, eps: float, plan: Any = (), weight: Any = None
+) -> Tensor:
+    return _kernels.box_loss(pred, target, _head(_IOU, mode, eps), plan, weight)
 
 
-@_kernels.LIBRARY.backend("losses.diou_loss", _AOT_NOTE, _kernels.kernel_dtypes)
-def _diou_aot(pred: Tensor, target: Tensor, eps: float) -> Tensor:
-    return _kernels.box_loss(pred, target, _kernels.KINDS["mmdet_diou"], eps, eps)
+@_kernels.LIBRARY.backend(_GIOU, _AOT_NOTE, _kernels.kernel_dtypes)
+def _giou_aot(
+    pred: Tensor, target: Tensor, eps: float, plan: Any = (), weight: Any = None
+) -> Tensor:
+    return _kernels.box_loss(pred, target, _head(_GIOU, eps), plan, weight)
 
 
-@_kernels.LIBRARY.backend("losses.ciou_loss", _AOT_NOTE, _kernels.kernel_dtypes)
-def _ciou_aot(pred: Tensor, target: Tensor, eps: float) -> Tensor:
-    return _kernels.box_loss(pred, target, _kernels.KINDS["mmdet_ciou"], eps, eps)
+@_kernels.LIBRARY.backend(_DIOU, _AOT_NOTE, _kernels.kernel_dtypes)
+def _diou_aot(
+    pred: Tensor, target: Tensor, eps: float, plan: Any = (), weight: Any = None
+) -> Tensor:
+    return _kernels.box_loss(pred, target, _head(_DIOU, eps), plan, weight)
+
+
+@_kernels.LIBRARY.backend(_CIOU, _AOT_NOTE, _kernels.kernel_dtypes)
+def _ciou_aot(
+    pred: Tensor, target: Tensor, eps: float, plan: Any = (), weight: Any = None
+) -> Tensor:
+    return _kernels.box_loss(pred, target, _head(_CIOU, eps), plan, weight)
 
 
 def _iou_call(pred: Tensor, target: Tensor, mode: str, eps: float) -> Tensor:
-    return call("losses.iou_loss", pred, target, mode, eps)
+    return call(_IOU, pred, target, mode, eps)
 
 
 def _giou_call(pred: Tensor, target: Tensor, eps: float) -> Tensor:
-    return call("losses.giou_loss", pred, target, eps)
+    return call(_GIOU, pred, target, eps)
 
 
 def _diou_call(pred: Tensor, target: Tensor, eps: float) -> Tensor:
-    return call("losses.diou_loss", pred, target, eps)
+    return call(_DIOU, pred, target, eps)
 
 
 def _ciou_call(pred: Tensor, target: Tensor, eps: float) -> Tensor:
-    return call("losses.ciou_loss", pred, target, eps)
+    return call(_CIOU, pred, target, eps)
 
 
 # ----------------------------------------------------------------------------- functions
@@ -219,6 +240,9 @@ def iou_loss(
         mode = "linear"
         warnings.warn(_LINEAR_WARNING, stacklevel=2)
     check_number(eps, "eps")
+    plan = _fused_mod.tail(_IOU, (mode, eps), pred, target, weight, reduction, avg_factor, box=True)
+    if plan:
+        return _fused_mod.run(_IOU, (mode, eps), plan, pred, target, weight, avg_factor)
     return finish(_iou_call, pred, target, weight, reduction, avg_factor, pred.dtype, 0, mode, eps)
 
 
@@ -249,6 +273,9 @@ def giou_loss(
     """
     pred, target = check_boxes(pred, target, reduction, avg_factor)
     check_number(eps, "eps")
+    plan = _fused_mod.tail(_GIOU, (eps,), pred, target, weight, reduction, avg_factor, box=True)
+    if plan:
+        return _fused_mod.run(_GIOU, (eps,), plan, pred, target, weight, avg_factor)
     return simple(_giou_call, pred, target, weight, reduction, avg_factor, pred.dtype, eps)
 
 
@@ -283,6 +310,9 @@ def diou_loss(
     """
     pred, target = check_boxes(pred, target, reduction, avg_factor)
     check_number(eps, "eps")
+    plan = _fused_mod.tail(_DIOU, (eps,), pred, target, weight, reduction, avg_factor, box=True)
+    if plan:
+        return _fused_mod.run(_DIOU, (eps,), plan, pred, target, weight, avg_factor)
     dtype = promoted(pred, target)
     return simple(_diou_call, pred, target, weight, reduction, avg_factor, dtype, eps)
 
@@ -324,6 +354,9 @@ def ciou_loss(
     """
     pred, target = check_boxes(pred, target, reduction, avg_factor)
     check_number(eps, "eps")
+    plan = _fused_mod.tail(_CIOU, (eps,), pred, target, weight, reduction, avg_factor, box=True)
+    if plan:
+        return _fused_mod.run(_CIOU, (eps,), plan, pred, target, weight, avg_factor)
     dtype = _promote(promoted(pred, target), F32)
     return simple(_ciou_call, pred, target, weight, reduction, avg_factor, dtype, eps)
 
@@ -334,7 +367,50 @@ fill_docs(iou_loss, giou_loss, diou_loss, ciou_loss)
 # ----------------------------------------------------------------------------- Cells
 
 
-class IoULoss(BoxLoss):
+class _FusedBoxLoss(BoxLoss):
+    """A Cell whose loss has the reducing kernel: ``_op`` names its elementwise op."""
+
+    _op = _GIOU
+
+    def _config(self) -> Tuple[Any, ...]:
+        return (self.eps,)
+
+    def _fused_plan(
+        self,
+        pred: Tensor,
+        target: Tensor,
+        weight: Optional[Tensor],
+        reduction: str,
+        avg_factor: AvgFactor,
+    ) -> Tuple[Any, ...]:
+        return _fused_mod.tail(
+            self._op,
+            self._config(),
+            pred,
+            target,
+            weight,
+            reduction,
+            avg_factor,
+            self.loss_weight,
+            zero_check=True,
+            box=True,
+            cell=True,
+        )
+
+    def _fused_loss(
+        self,
+        plan: Tuple[Any, ...],
+        pred: Tensor,
+        target: Tensor,
+        weight: Optional[Tensor],
+        avg_factor: AvgFactor,
+    ) -> Tensor:
+        return _fused_mod.run(
+            self._op, self._config(), plan, pred, target, weight, avg_factor, self.loss_weight
+        )
+
+
+class IoULoss(_FusedBoxLoss):
     """IoU loss Cell, MMDetection's ``IoULoss``. See :func:`iou_loss`.
 
     ``forward(pred, target, weight=None, avg_factor=None, reduction_override=None)``: a
@@ -375,11 +451,16 @@ class IoULoss(BoxLoss):
         self.mode = mode
         self.linear = linear
 
+    _op = _IOU
+
+    def _config(self) -> Tuple[Any, ...]:
+        return (self.mode, self.eps)
+
     def _loss(self, p: Tensor, t: Tensor, w: Optional[Tensor], r: str, af: AvgFactor) -> Tensor:
         return iou_loss(p, t, w, r, af, False, self.mode, self.eps)
 
 
-class GIoULoss(BoxLoss):
+class GIoULoss(_FusedBoxLoss):
     """GIoU loss Cell, MMDetection's ``GIoULoss``. See :func:`giou_loss`.
 
     A ``weight`` with no positive entry returns ``(pred * weight).sum()`` (any reduction); a
@@ -422,6 +503,8 @@ class DIoULoss(GIoULoss):
         0.7436
     """
 
+    _op = _DIOU
+
     def _loss(self, p: Tensor, t: Tensor, w: Optional[Tensor], r: str, af: AvgFactor) -> Tensor:
         return diou_loss(p, t, w, r, af, self.eps)
 
@@ -438,6 +521,8 @@ class CIoULoss(GIoULoss):
         >>> round(float(CIoULoss()(pred, target)), 4)
         0.7436
     """
+
+    _op = _CIOU
 
     def _loss(self, p: Tensor, t: Tensor, w: Optional[Tensor], r: str, af: AvgFactor) -> Tensor:
         return ciou_loss(p, t, w, r, af, self.eps)

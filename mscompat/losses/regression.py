@@ -18,8 +18,8 @@ from mindspore import Tensor, nn, ops
 
 from mscompat._checks import check_float_tensor, check_number, check_reduction, check_tensor
 from mscompat.custom_ops import regression_loss as _kernels
-from mscompat.custom_ops.registry import TensorSpec, call, device_target, register
-from mscompat.losses import _ops
+from mscompat.custom_ops.registry import TensorSpec, call, register
+from mscompat.losses import _fused, _ops
 from mscompat.losses import _torch_math as tm
 from mscompat.losses.utils import AvgFactor, _check_avg_factor, _sum, weight_reduce_loss
 
@@ -127,26 +127,61 @@ def _kernel_dtypes(pred: TensorSpec, target: TensorSpec, *_: object) -> Optional
     return _ops.kernel_dtype(pred)
 
 
-def _aot(pred: Tensor, target: Tensor, coef: Any) -> Tensor:
-    return _kernels.FORWARD[device_target()](pred, target, Tensor(coef, pred.dtype))
+_FUSED = (
+    "fused C++ forward and backward kernels; 'mean'/'sum' with the weight (pred's shape), a "
+    "number avg_factor and a Cell's loss_weight in the same kernel (a Tensor avg_factor: "
+    "divided after)"
+)
+_L1, _SMOOTH_L1, _BALANCED_L1 = (f"losses.{n}_loss" for n in ("l1", "smooth_l1", "balanced_l1"))
 
 
-_FUSED = "fused C++ forward and backward kernels"
+# The aot implementations take a plan (mscompat.losses._fused.tail) and the weight for the
+# reduced loss in the same kernel; the front doors pass them where the plan covers the call.
+@_kernels.LIBRARY.backend(_L1, _FUSED, _kernel_dtypes)
+def _l1_aot(pred: Tensor, target: Tensor, plan: Any = (), weight: Any = None) -> Tensor:
+    return _kernels.regression_loss(pred, target, _kernels.head(_L1), plan, weight)
 
 
-@_kernels.LIBRARY.backend("losses.l1_loss", _FUSED, _kernel_dtypes)
-def _l1_aot(pred: Tensor, target: Tensor) -> Tensor:
-    return _aot(pred, target, _kernels.coefficients(_kernels.L1))
+@_kernels.LIBRARY.backend(_SMOOTH_L1, _FUSED, _kernel_dtypes)
+def _smooth_l1_aot(
+    pred: Tensor, target: Tensor, beta: float, plan: Any = (), weight: Any = None
+) -> Tensor:
+    return _kernels.regression_loss(pred, target, _kernels.head(_SMOOTH_L1, beta), plan, weight)
 
 
-@_kernels.LIBRARY.backend("losses.smooth_l1_loss", _FUSED, _kernel_dtypes)
-def _smooth_l1_aot(pred: Tensor, target: Tensor, beta: float) -> Tensor:
-    return _aot(pred, target, _kernels.coefficients(_kernels.SMOOTH_L1, beta))
+@_kernels.LIBRARY.backend(_BALANCED_L1, _FUSED, _kernel_dtypes)
+def _balanced_aot(
+    pred: Tensor,
+    target: Tensor,
+    beta: float,
+    alpha: float,
+    gamma: float,
+    plan: Any = (),
+    weight: Any = None,
+) -> Tensor:
+    head = _kernels.head(_BALANCED_L1, beta, alpha, gamma)
+    return _kernels.regression_loss(pred, target, head, plan, weight)
 
 
-@_kernels.LIBRARY.backend("losses.balanced_l1_loss", _FUSED, _kernel_dtypes)
-def _balanced_aot(pred: Tensor, target: Tensor, beta: float, alpha: float, gamma: float) -> Tensor:
-    return _aot(pred, target, _kernels.coefficients(_kernels.BALANCED_L1, beta, alpha, gamma))
+def _loss(
+    op: str,
+    config: Tuple[float, ...],
+    pred: Tensor,
+    target: Tensor,
+    weight: Optional[Tensor],
+    reduction: str,
+    avg_factor: AvgFactor,
+) -> Tensor:
+    """The loss ``op`` of checked inputs, weighted and reduced: one kernel where the registry
+    picks the aot backend and its reducing entry point covers the call, else the elementwise
+    backend, then :func:`weight_reduce_loss`."""
+    plan = _fused.tail(op, config, pred, target, weight, reduction, avg_factor)
+    if plan:
+        return _fused.run(op, config, plan, pred, target, weight, avg_factor)
+    if target.size == 0:
+        return _empty_target(pred, weight, reduction, avg_factor)
+    _same_shape(pred, target)
+    return weight_reduce_loss(call(op, pred, target, *config), weight, reduction, avg_factor)
 
 
 # ----------------------------------------------------------------------------- functions
@@ -195,11 +230,7 @@ def smooth_l1_loss(
     """
     pred, target = _check(pred, target, reduction, avg_factor)
     beta = _check_beta(beta)
-    if target.size == 0:
-        return _empty_target(pred, weight, reduction, avg_factor)
-    _same_shape(pred, target)
-    loss = call("losses.smooth_l1_loss", pred, target, beta)
-    return weight_reduce_loss(loss, weight, reduction, avg_factor)
+    return _loss(_SMOOTH_L1, (beta,), pred, target, weight, reduction, avg_factor)
 
 
 def l1_loss(
@@ -230,11 +261,7 @@ def l1_loss(
         Tensor(shape=[], dtype=Float32, value= 2)
     """
     pred, target = _check(pred, target, reduction, avg_factor)
-    if target.size == 0:
-        return _empty_target(pred, weight, reduction, avg_factor)
-    _same_shape(pred, target)
-    loss = call("losses.l1_loss", pred, target)
-    return weight_reduce_loss(loss, weight, reduction, avg_factor)
+    return _loss(_L1, (), pred, target, weight, reduction, avg_factor)
 
 
 def balanced_l1_loss(
@@ -283,11 +310,8 @@ def balanced_l1_loss(
     pred, target = _check(pred, target, reduction, avg_factor)
     beta = _check_beta(beta)
     _check_alpha_gamma(alpha, gamma)
-    if target.size == 0:
-        return _empty_target(pred, weight, reduction, avg_factor)
-    _same_shape(pred, target)
-    loss = call("losses.balanced_l1_loss", pred, target, beta, float(alpha), float(gamma))
-    return weight_reduce_loss(loss, weight, reduction, avg_factor)
+    config = (beta, float(alpha), float(gamma))
+    return _loss(_BALANCED_L1, config, pred, target, weight, reduction, avg_factor)
 
 
 def mse_loss(
@@ -337,6 +361,7 @@ class _RegressionLoss(nn.Cell):
 
     _zero_weight = False
     _fn = staticmethod(mse_loss)
+    _op = ""  # the registry's op with the reducing kernel (none for MSE)
 
     def __init__(self, reduction: str, loss_weight: float) -> None:
         super().__init__()
@@ -357,6 +382,31 @@ class _RegressionLoss(nn.Cell):
         if reduction_override is not None:
             check_reduction(reduction_override, "reduction_override")
             reduction = reduction_override
+        if self._op:
+            # one kernel for the whole loss (zero-weight shortcut and loss_weight included)
+            pred = check_float_tensor(pred, "pred")
+            plan = _fused.tail(
+                self._op,
+                self._config,
+                pred,
+                target,
+                weight,
+                reduction,
+                avg_factor,
+                self.loss_weight,
+                self._zero_weight,
+            )
+            if plan:
+                return _fused.run(
+                    self._op,
+                    self._config,
+                    plan,
+                    pred,
+                    target,
+                    weight,
+                    avg_factor,
+                    self.loss_weight,
+                )
         if self._zero_weight and weight is not None:
             pred = check_float_tensor(pred, "pred")
             weight = check_tensor(weight, "weight")
@@ -394,6 +444,7 @@ class SmoothL1Loss(_RegressionLoss):
 
     _zero_weight = True
     _fn = staticmethod(smooth_l1_loss)
+    _op = _SMOOTH_L1
 
     def __init__(
         self, beta: float = 1.0, reduction: str = "mean", loss_weight: float = 1.0
@@ -420,6 +471,7 @@ class L1Loss(_RegressionLoss):
 
     _zero_weight = True
     _fn = staticmethod(l1_loss)
+    _op = _L1
 
     def __init__(self, reduction: str = "mean", loss_weight: float = 1.0) -> None:
         super().__init__(reduction, loss_weight)
@@ -460,6 +512,7 @@ class BalancedL1Loss(_RegressionLoss):
         self._config = (self.beta, self.alpha, self.gamma)
 
     _fn = staticmethod(balanced_l1_loss)
+    _op = _BALANCED_L1
 
 
 class MSELoss(_RegressionLoss):

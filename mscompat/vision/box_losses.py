@@ -9,14 +9,16 @@ boxes overlap with a positive width and height, and ``'mean'`` of no boxes is 0.
 from __future__ import annotations
 
 import math
-from typing import Tuple
+from typing import Any, Tuple
 
 import mindspore as ms
 from mindspore import Tensor, ops
+from mindspore.ops import constexpr
 
 from mscompat._checks import check_finite_number, check_reduction, check_same_shape
 from mscompat.custom_ops import box_loss as _kernels
-from mscompat.custom_ops.registry import call, register
+from mscompat.custom_ops import loss_reduce
+from mscompat.custom_ops.registry import call, chosen_backend, dispatch, register
 from mscompat.vision._box_utils import check_boxes, upcast_non_float
 
 __all__ = ["complete_box_iou_loss", "distance_box_iou_loss", "generalized_box_iou_loss"]
@@ -81,7 +83,7 @@ _GIOU = "vision.generalized_box_iou_loss"
 _DIOU = "vision.distance_box_iou_loss"
 _CIOU = "vision.complete_box_iou_loss"
 _COMPOSITE_NOTE = "MindSpore ops, torchvision's op sequence"
-_AOT_NOTE = "fused C++ forward and backward kernels"
+_AOT_NOTE = "fused C++ forward and backward kernels; 'mean'/'sum' in the same kernel"
 
 
 def _diou_loss(a: _Coords, g: _Coords, eps: float) -> Tuple[Tensor, Tensor]:
@@ -127,30 +129,49 @@ def _ciou_elementwise(boxes1: Tensor, boxes2: Tensor, eps: float) -> Tensor:
     return diou_loss + alpha * v
 
 
+@constexpr
+def _head(op: str, eps: float) -> Tuple[float, float, float]:
+    """The kernel's ``(kind, eps, eps2)``: torchvision's CIoU keeps its DIoU part's default
+    eps (1e-7); eps enters only alpha."""
+    kind = {_GIOU: "tv_giou", _DIOU: "tv_diou", _CIOU: "tv_ciou"}[op]
+    return (float(_kernels.KINDS[kind]), eps, 1e-7 if op == _CIOU else eps)
+
+
 @_kernels.LIBRARY.backend(_GIOU, _AOT_NOTE, _kernels.kernel_dtypes)
-def _giou_aot(boxes1: Tensor, boxes2: Tensor, eps: float) -> Tensor:
-    return _kernels.box_loss(boxes1, boxes2, _kernels.KINDS["tv_giou"], eps, eps)
+def _giou_aot(
+    boxes1: Tensor, boxes2: Tensor, eps: float, plan: Any = (), weight: Any = None
+) -> Tensor:
+    return _kernels.box_loss(boxes1, boxes2, _head(_GIOU, eps), plan, weight)
 
 
 @_kernels.LIBRARY.backend(_DIOU, _AOT_NOTE, _kernels.kernel_dtypes)
-def _diou_aot(boxes1: Tensor, boxes2: Tensor, eps: float) -> Tensor:
-    return _kernels.box_loss(boxes1, boxes2, _kernels.KINDS["tv_diou"], eps, eps)
+def _diou_aot(
+    boxes1: Tensor, boxes2: Tensor, eps: float, plan: Any = (), weight: Any = None
+) -> Tensor:
+    return _kernels.box_loss(boxes1, boxes2, _head(_DIOU, eps), plan, weight)
 
 
 @_kernels.LIBRARY.backend(_CIOU, _AOT_NOTE, _kernels.kernel_dtypes)
-def _ciou_aot(boxes1: Tensor, boxes2: Tensor, eps: float) -> Tensor:
-    # torchvision's DIoU part keeps its default eps; eps enters only alpha
-    return _kernels.box_loss(boxes1, boxes2, _kernels.KINDS["tv_ciou"], eps, 1e-7)
+def _ciou_aot(
+    boxes1: Tensor, boxes2: Tensor, eps: float, plan: Any = (), weight: Any = None
+) -> Tensor:
+    return _kernels.box_loss(boxes1, boxes2, _head(_CIOU, eps), plan, weight)
 
 
 def _loss(op: str, boxes1: Tensor, boxes2: Tensor, reduction: str, eps: float) -> Tensor:
-    """Checks, torchvision's ``_upcast_non_float``, the elementwise loss ``op`` (the registry
-    chooses its backend), the reduction."""
+    """Checks, torchvision's ``_upcast_non_float``, the loss ``op`` (the registry chooses its
+    backend), the reduction: in the same kernel as the loss where the aot backend runs
+    ('mean'/'sum'), else after it."""
     boxes1, boxes2, eps = _check(boxes1, boxes2, reduction, eps)
     if boxes1.size == 0:
         return _empty(boxes1, reduction)
-    loss = call(op, upcast_non_float(boxes1), upcast_non_float(boxes2), eps)
-    return _reduce(loss, reduction)
+    boxes1, boxes2 = upcast_non_float(boxes1), upcast_non_float(boxes2)
+    backend = chosen_backend(op, boxes1, boxes2, eps)
+    plan = loss_reduce.plan(backend, boxes1, boxes2, None, reduction, None, width=4)
+    if plan:
+        # the aot implementation with the plan: the reduction in its kernel
+        return dispatch(op, boxes1, boxes2, eps)(boxes1, boxes2, eps, plan, None)
+    return _reduce(call(op, boxes1, boxes2, eps), reduction)
 
 
 def generalized_box_iou_loss(

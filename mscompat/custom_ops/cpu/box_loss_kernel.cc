@@ -7,6 +7,12 @@
 //
 //   BoxLossForward(pred, target, coef) -> loss               coef = [kind, eps, eps2]
 //   BoxLossBackward(pred, target, coef, dloss) -> (dpred, dtarget)
+//   BoxLossReduce(pred, target, weight, rcoef) -> out (0-d)
+//   BoxLossReduceBackward(pred, target, weight, rcoef, dout) -> (dpred, dtarget, dweight)
+//
+// rcoef = [kind, eps, eps2, wmode + 4 * zero_check, divisor, multiplier]: the weighted mean or
+// sum of the losses (loss_reduce.h); weight (n,) (wmode 1), (n, 4) (wmode 2) or, with wmode 0,
+// any one element (ignored, its gradient 0).
 //
 // pred/target (..., 4) boxes (x1, y1, x2, y2), loss (...); float32 or float64; `kind` picks the
 // loss (Kind below), `eps` is the loss's eps, `eps2` the second one where the reference has
@@ -24,7 +30,11 @@
 #include <cstring>
 #include <initializer_list>
 
+#include <vector>
+
 #include "common.h"
+#include "loss_math.h"
+#include "loss_reduce.h"
 #include "parallel.h"
 
 namespace {
@@ -42,6 +52,7 @@ enum Kind {
   kTvGiou = 10,
   kTvDiou = 11,
   kTvCiou = 12,
+  kIouClamped = 20,  // internal: iou_loss's clamped IoU (for the vector log pass)
 };
 
 // torch.maximum / torch.minimum: NaN propagates.
@@ -192,8 +203,12 @@ template <typename T>
 struct Aspect {
   T r1, r2, d, v;
 
-  Aspect(T w1, T h1, T w2, T h2, T factor)
-      : r1(w1 / h1), r2(w2 / h2), d(std::atan(r2) - std::atan(r1)), v(factor * (d * d)) {}
+  // `at`: atan(r1), atan(r2) computed beforehand (Precomputed), or null.
+  Aspect(T w1, T h1, T w2, T h2, T factor, const T *at = nullptr)
+      : r1(w1 / h1),
+        r2(w2 / h2),
+        d(at ? at[1] - at[0] : std::atan(r2) - std::atan(r1)),
+        v(factor * (d * d)) {}
 
   // g_v into (g_w1, g_h1, g_w2, g_h2).
   void Grad(T w1, T h1, T w2, T h2, T factor, T g_v, T out[4]) const {
@@ -244,6 +259,7 @@ T MmdetOverlaps(int kind, const T *p, const T *t, T eps, T eps2, T dl, Grads<T> 
     c.Outer(p, t, -g_ew, -g_eh, g_ew, g_eh, g);
   } else {
     const T ci = ious < eps ? eps : ious;  // clamp(min=eps), NaN kept
+    if (kind == kIouClamped) return ci;
     if (kind == kIouLinear) {
       loss = T(1) - ci;
     } else if (kind == kIouSquare) {
@@ -275,7 +291,7 @@ T MmdetOverlaps(int kind, const T *p, const T *t, T eps, T eps2, T dl, Grads<T> 
 
 // MMDetection's diou_loss and ciou_loss.
 template <typename T>
-T MmdetDistance(int kind, const T *p, const T *t, T eps, T dl, Grads<T> *g) {
+T MmdetDistance(int kind, const T *p, const T *t, T eps, T dl, Grads<T> *g, const T *at) {
   const Corners<T> c(p, t);
   const MmdetOverlap<T> o(c);
   const T ap = (p[2] - p[0]) * (p[3] - p[1]);
@@ -296,7 +312,7 @@ T MmdetDistance(int kind, const T *p, const T *t, T eps, T dl, Grads<T> *g) {
   T loss, cious = T(0), alpha = T(0);
   Aspect<T> a(T(1), T(1), T(1), T(1), factor);
   if (ciou) {
-    a = Aspect<T>(w1, h1, w2, h2, factor);
+    a = Aspect<T>(w1, h1, w2, h2, factor, at);
     const T mask = ious > T(0.5) ? T(1) : T(0);
     alpha = mask * a.v / (T(1) - ious + a.v);
     cious = ious - (q + alpha * a.v);
@@ -338,7 +354,7 @@ T MmdetDistance(int kind, const T *p, const T *t, T eps, T dl, Grads<T> *g) {
 
 // torchvision's generalized_box_iou_loss, distance_box_iou_loss and complete_box_iou_loss.
 template <typename T>
-T Torchvision(int kind, const T *p, const T *t, T eps, T eps2, T dl, Grads<T> *g) {
+T Torchvision(int kind, const T *p, const T *t, T eps, T eps2, T dl, Grads<T> *g, const T *at) {
   const Corners<T> c(p, t);
   const bool inside = (c.rb1 > c.lt1) && (c.rb0 > c.lt0);
   const T iw = c.rb0 - c.lt0, ih = c.rb1 - c.lt1;
@@ -377,7 +393,7 @@ T Torchvision(int kind, const T *p, const T *t, T eps, T eps2, T dl, Grads<T> *g
     Aspect<T> a(T(1), T(1), T(1), T(1), factor);
     T alpha = T(0);
     if (kind == kTvCiou) {
-      a = Aspect<T>(w1, h1, w2, h2, factor);
+      a = Aspect<T>(w1, h1, w2, h2, factor, at);
       alpha = a.v / (T(1) - iou + a.v + eps);
       loss = loss + alpha * a.v;
     }
@@ -412,11 +428,47 @@ T Torchvision(int kind, const T *p, const T *t, T eps, T eps2, T dl, Grads<T> *g
   return loss;
 }
 
+
 template <typename T>
-T BoxLoss(int kind, const T *p, const T *t, T eps, T eps2, T dl, Grads<T> *g) {
-  if (kind >= kTvGiou) return Torchvision(kind, p, t, eps, eps2, dl, g);
-  if (kind >= kMmdetDiou) return MmdetDistance(kind, p, t, eps, dl, g);
+T BoxLoss(int kind, const T *p, const T *t, T eps, T eps2, T dl, Grads<T> *g,
+          const T *at = nullptr) {
+  if (kind == kIouLog && at != nullptr && g == nullptr) return -at[0];  // Precomputed's log
+  if (kind >= kTvGiou) return Torchvision(kind, p, t, eps, eps2, dl, g, at);
+  if (kind >= kMmdetDiou) return MmdetDistance(kind, p, t, eps, dl, g, at);
   return MmdetOverlaps(kind, p, t, eps, eps2, dl, g);
+}
+
+// The forward's costliest step as one vector pass over all pairs: CIoU's arctangents of the
+// aspect ratios w / h of pred and target (two per pair, as Aspect's callers compute the ratios),
+// iou_loss's log of the clamped IoU (one per pair); empty for the other kinds. `*stride`: values
+// per pair.
+template <typename T>
+std::vector<T> Precomputed(int kind, const T *p, const T *t, T eps, T eps2, int64_t n,
+                           int *stride) {
+  std::vector<T> at;
+  *stride = kind == kIouLog ? 1 : 2;
+  if (kind == kIouLog) {
+    at.resize(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i)
+      at[i] = MmdetOverlaps<T>(kIouClamped, p + 4 * i, t + 4 * i, eps, eps2, T(0), nullptr);
+    mscompat::LogInPlace(at.data(), n);
+    return at;
+  }
+  if (kind != kMmdetCiou && kind != kTvCiou) return at;
+  at.resize(static_cast<size_t>(2 * n));
+  for (int64_t i = 0; i < n; ++i) {
+    const T *a = p + 4 * i, *b = t + 4 * i;
+    // MMDetection's heights + eps, torchvision's plain ones
+    if (kind == kMmdetCiou) {
+      at[2 * i] = (a[2] - a[0]) / (a[3] - a[1] + eps);
+      at[2 * i + 1] = (b[2] - b[0]) / (b[3] - b[1] + eps);
+    } else {
+      at[2 * i] = (a[2] - a[0]) / (a[3] - a[1]);
+      at[2 * i + 1] = (b[2] - b[0]) / (b[3] - b[1]);
+    }
+  }
+  mscompat::AtanInPlace(at.data(), 2 * n);
+  return at;
 }
 
 // Box pairs: one thread below 2^14 pairs (the forward), one per 2^13 above; the backward, about
@@ -465,9 +517,13 @@ int Launch(bool backward, int nparam, void **params, int *ndims, int64_t **shape
     const T *t = static_cast<const T *>(params[1]);
     T *out = static_cast<T *>(params[3]);  // the loss, or dloss (read only)
     if (!backward) {
+      int stride;
+      const std::vector<T> pre = Precomputed(kind, p, t, eps, eps2, n, &stride);
+      const T *at = pre.empty() ? nullptr : pre.data();
       ParallelFor(n, 1, [=](int64_t begin, int64_t end) {
         for (int64_t i = begin; i < end; ++i)
-          out[i] = BoxLoss<T>(kind, p + 4 * i, t + 4 * i, eps, eps2, T(0), nullptr);
+          out[i] = BoxLoss<T>(kind, p + 4 * i, t + 4 * i, eps, eps2, T(0), nullptr,
+                              at ? at + stride * i : nullptr);
       });
       return kOk;
     }
@@ -487,6 +543,63 @@ int Launch(bool backward, int nparam, void **params, int *ndims, int64_t **shape
   });
 }
 
+// The reducing entry points: params pred, target, weight, rcoef, then out (forward) or dout,
+// dpred, dtarget, dweight (backward).
+int LaunchReduce(bool backward, int nparam, void **params, int *ndims, int64_t **shapes,
+                 const char **dtypes) {
+  if (nparam != (backward ? 8 : 5)) return kBadArity;
+  int rc = backward ? mscompat::CheckElementwise(ndims, shapes, dtypes, {0, 1, 5, 6}, 3, 6)
+                    : mscompat::CheckElementwise(ndims, shapes, dtypes, {0, 1}, 3, 6);
+  if (rc != kOk) return rc;
+  const int nd = ndims[0];
+  constexpr int out_at = 4;  // the output (forward) or dout (backward)
+  if (nd < 1 || shapes[0][nd - 1] != 4 || NumElements(ndims[out_at], shapes[out_at]) != 1 ||
+      !mscompat::AllDtype(dtypes, {2, out_at}, dtypes[0]) ||
+      (backward && (!mscompat::AllDtype(dtypes, {7}, dtypes[0]) ||
+                    !mscompat::SameShape(ndims[2], shapes[2], ndims[7], shapes[7]))))
+    return kBadShape;
+  const int64_t n = NumElements(nd - 1, shapes[0]);
+  const int64_t nw = NumElements(ndims[2], shapes[2]);
+  return mscompat::ByDtype<float, double>(dtypes[0], [&](auto v) -> int {
+    using T = decltype(v);
+    const T *c = static_cast<const T *>(params[3]);
+    const int kind = static_cast<int>(c[0]);
+    if (!KnownKind(kind)) return kBadOption;
+    const mscompat::ReducePlan plan(c + 3);
+    if (plan.wmode == 3 || (plan.wmode == 0 ? nw < 1 : nw != plan.WeightCount(n, 4)))
+      return kBadShape;
+    const T eps = c[1], eps2 = c[2];
+    const T *p = static_cast<const T *>(params[0]);
+    const T *t = static_cast<const T *>(params[1]);
+    const T *w = static_cast<const T *>(params[2]);
+    if (!backward) {
+      int stride;
+      const std::vector<T> pre = Precomputed(kind, p, t, eps, eps2, n, &stride);
+      const T *at = pre.empty() ? nullptr : pre.data();
+      *static_cast<T *>(params[4]) =
+          mscompat::ReduceForward<T>(plan, n, 4, p, w, 1, 1 << 14, 1 << 13, [=](int64_t i) {
+            return BoxLoss<T>(kind, p + 4 * i, t + 4 * i, eps, eps2, T(0), nullptr,
+                              at ? at + stride * i : nullptr);
+          });
+      return kOk;
+    }
+    T *dp = static_cast<T *>(params[5]);
+    T *dt = static_cast<T *>(params[6]);
+    const T dout = *static_cast<const T *>(params[4]);
+    mscompat::ReduceBackward<T>(plan, n, 4, p, w, dout, dp, dt, static_cast<T *>(params[7]), 4,
+                                1 << 14, 1 << 13, [=](int64_t i, T dl) {
+                                  Grads<T> g;
+                                  const T l = BoxLoss<T>(kind, p + 4 * i, t + 4 * i, eps, eps2, dl, &g);
+                                  for (int k = 0; k < 4; ++k) {
+                                    dp[4 * i + k] = g.p[k];
+                                    dt[4 * i + k] = g.t[k];
+                                  }
+                                  return l;
+                                });
+    return kOk;
+  });
+}
+
 }  // namespace
 
 extern "C" int BoxLossForward(int nparam, void **params, int *ndims, int64_t **shapes,
@@ -497,4 +610,14 @@ extern "C" int BoxLossForward(int nparam, void **params, int *ndims, int64_t **s
 extern "C" int BoxLossBackward(int nparam, void **params, int *ndims, int64_t **shapes,
                                const char **dtypes, void *, void *) {
   return Launch(true, nparam, params, ndims, shapes, dtypes);
+}
+
+extern "C" int BoxLossReduce(int nparam, void **params, int *ndims, int64_t **shapes,
+                             const char **dtypes, void *, void *) {
+  return LaunchReduce(false, nparam, params, ndims, shapes, dtypes);
+}
+
+extern "C" int BoxLossReduceBackward(int nparam, void **params, int *ndims, int64_t **shapes,
+                                     const char **dtypes, void *, void *) {
+  return LaunchReduce(true, nparam, params, ndims, shapes, dtypes);
 }

@@ -5,12 +5,20 @@
 #pragma once
 
 #include <cmath>
+#include <cstdint>
+#include <type_traits>
 #if defined(__x86_64__) && defined(__GLIBC__)
 #include <immintrin.h>
 #define MSCOMPAT_AVX2 1
 // glibc's vector math library (libmvec): 8-lane AVX2 expf and log1pf, <= 2 ulp.
 extern "C" __m256 _ZGVdN8v_expf(__m256);
 extern "C" __m256 _ZGVdN8v_log1pf(__m256);
+extern "C" __m256 _ZGVdN8v_logf(__m256);
+#if __GLIBC_PREREQ(2, 35)
+// 8-lane AVX2 atanf (libmvec from glibc 2.35).
+#define MSCOMPAT_AVX2_ATAN 1
+extern "C" __m256 _ZGVdN8v_atanf(__m256);
+#endif
 #endif
 
 namespace mscompat {
@@ -22,6 +30,41 @@ inline bool HasAvx2() {
   return has;
 }
 #endif
+
+#ifdef MSCOMPAT_AVX2
+// x[k] = f8(x[k]) (an 8-lane libmvec function) for the first multiple of 8 of n floats; returns
+// that count (the caller finishes the tail with the scalar function).
+__attribute__((target("avx2,fma"))) inline int64_t Lanes8(float *x, int64_t n,
+                                                          __m256 (*f8)(__m256)) {
+  int64_t k = 0;
+  for (; k + 8 <= n; k += 8) _mm256_storeu_ps(x + k, f8(_mm256_loadu_ps(x + k)));
+  return k;
+}
+#endif
+
+// x[k] = log(x[k]) / atan(x[k]) over n elements: float32 in vector lanes where available
+// (PyTorch's float32 log and atan are vector ones too, Sleef's), else std::log / std::atan.
+template <typename T>
+void LogInPlace(T *x, int64_t n) {
+  int64_t k = 0;
+#ifdef MSCOMPAT_AVX2
+  if constexpr (std::is_same<T, float>::value) {
+    if (HasAvx2()) k = Lanes8(x, n, _ZGVdN8v_logf);
+  }
+#endif
+  for (; k < n; ++k) x[k] = std::log(x[k]);
+}
+
+template <typename T>
+void AtanInPlace(T *x, int64_t n) {
+  int64_t k = 0;
+#ifdef MSCOMPAT_AVX2_ATAN
+  if constexpr (std::is_same<T, float>::value) {
+    if (HasAvx2()) k = Lanes8(x, n, _ZGVdN8v_atanf);
+  }
+#endif
+  for (; k < n; ++k) x[k] = std::atan(x[k]);
+}
 
 // x ** e with PyTorch's special cases (exact squares and cubes, ones for e == 0).
 template <typename T>

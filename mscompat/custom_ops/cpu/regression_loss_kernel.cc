@@ -5,10 +5,14 @@
 //
 //   RegressionLossForward(pred, target, coef) -> loss
 //   RegressionLossBackward(pred, target, coef, dloss) -> (dpred, dtarget)
+//   RegressionLossReduce(pred, target, weight, rcoef) -> out (0-d)
+//   RegressionLossReduceBackward(pred, target, weight, rcoef, dout) -> (dpred, dtarget, dweight)
 //
 // coef = [kind, beta, alpha, gamma, b, alpha / b, gamma / b, alpha * beta] (the pred dtype):
 // kind 0 is L1, 1 smooth L1, 2 balanced L1; b = e^(gamma / alpha) - 1 and its quotients are
 // computed in Python doubles, as MMDetection computes them, then rounded to the dtype.
+// rcoef = coef + [wmode + 4 * zero_check, divisor, multiplier]: the weighted mean or sum of the
+// losses (loss_reduce.h); weight of pred's shape (wmode 1) or, with wmode 0, any one element.
 // pred/target/dloss/outputs share one shape; float32 or float64. One pass over the data,
 // split over threads for large inputs (MSCOMPAT_NUM_THREADS caps the count).
 //
@@ -19,10 +23,18 @@
 // and autograd's backward: abs' = sign(p - t) (0 at a tie), torch.where sends the gradient to
 // the branch it picked.
 
+// Floating-point operations never trap here (no FP exceptions are enabled): let the compiler
+// compute both sides of smooth L1's select in vector lanes (the results are unchanged).
+#pragma GCC optimize("no-trapping-math")
+
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
+#include <vector>
 
 #include "common.h"
+#include "loss_math.h"
+#include "loss_reduce.h"
 #include "parallel.h"
 
 namespace {
@@ -78,6 +90,33 @@ inline T LossGrad(const Coef<T> &c, T d) {
   return c.gamma;
 }
 
+// Loss and LossGrad for a kind known at compile time.
+template <int K, typename T>
+inline T KindLoss(const Coef<T> &c, T d) {
+  if constexpr (K == 0) {
+    return d;
+  } else if constexpr (K == 1) {
+    // both sides computed: a select, which the compiler vectorises (it does not speculate a
+    // division out of a branch)
+    const T quad = T(0.5) * d * d / c.beta, lin = d - T(0.5) * c.beta;
+    return d < c.beta ? quad : lin;
+  } else {
+    return Loss(c, d);
+  }
+}
+
+template <int K, typename T>
+inline T KindLossGrad(const Coef<T> &c, T d) {
+  if constexpr (K == 0) {
+    return T(1);
+  } else if constexpr (K == 1) {
+    const T quad = (T(0.5) * d + T(0.5) * d) / c.beta;
+    return d < c.beta ? quad : T(1);
+  } else {
+    return LossGrad(c, d);
+  }
+}
+
 template <typename T>
 void Forward(const T *p, const T *t, const Coef<T> c, T *loss, int64_t n) {
   ParallelFor(n, [=](int64_t begin, int64_t end) {
@@ -104,6 +143,80 @@ void Backward(const T *p, const T *t, const Coef<T> c, const T *g, T *dp, T *dt,
       dp[i] = v;
       dt[i] = -v;
     }
+  });
+}
+
+// The reducing entry points: params pred, target, weight, rcoef, then out (forward) or dout,
+// dpred, dtarget, dweight (backward).
+int LaunchReduce(bool backward, int nparam, void **params, int *ndims, int64_t **shapes,
+                 const char **dtypes) {
+  if (nparam != (backward ? 8 : 5)) return kBadArity;
+  constexpr int out_at = 4;  // the output (forward) or dout (backward)
+  int rc = backward ? mscompat::CheckElementwise(ndims, shapes, dtypes, {0, 1, 5, 6}, 3, kCoef + 3)
+                    : mscompat::CheckElementwise(ndims, shapes, dtypes, {0, 1}, 3, kCoef + 3);
+  if (rc != kOk) return rc;
+  if (NumElements(ndims[out_at], shapes[out_at]) != 1 ||
+      !mscompat::AllDtype(dtypes, {2, out_at}, dtypes[0]) ||
+      (backward && (!mscompat::AllDtype(dtypes, {7}, dtypes[0]) ||
+                    !mscompat::SameShape(ndims[2], shapes[2], ndims[7], shapes[7]))))
+    return kBadShape;
+  const int64_t n = NumElements(ndims[0], shapes[0]);
+  const int64_t nw = NumElements(ndims[2], shapes[2]);
+  return mscompat::ByDtype<float, double>(dtypes[0], [&](auto v) -> int {
+    using T = decltype(v);
+    const T *cv = static_cast<const T *>(params[3]);
+    const Coef<T> c(cv);
+    const mscompat::ReducePlan plan(cv + kCoef);
+    if (plan.wmode > 1 || (plan.wmode == 0 ? nw < 1 : nw != n)) return kBadShape;
+    const T *p = static_cast<const T *>(params[0]);
+    const T *t = static_cast<const T *>(params[1]);
+    const T *w = static_cast<const T *>(params[2]);
+    // the kind as a template argument: L1 and smooth L1 in branch-free loops
+    const auto run = [&](auto kind) {
+      constexpr int K = decltype(kind)::value;
+      if (!backward && K == 2) {
+        // balanced L1: log(b d / beta + 1) of every element in one vector pass first
+        std::vector<T> logs(static_cast<size_t>(n));
+        for (int64_t i = 0; i < n; ++i) logs[i] = c.b * std::abs(p[i] - t[i]) / c.beta + T(1);
+        mscompat::LogInPlace(logs.data(), n);
+        const T *lg = logs.data();
+        *static_cast<T *>(params[4]) = mscompat::ReduceForward<T>(
+            plan, n, 1, p, w, 1, 1 << 15, 1 << 14, [=](int64_t i) {
+              const T d = std::abs(p[i] - t[i]);
+              const T bd = c.b * d;
+              const T inner = c.a_over_b * (bd + T(1)) * lg[i] - c.alpha * d;
+              const T outer = c.gamma * d + c.g_over_b - c.a_beta;
+              return d < c.beta ? inner : outer;
+            });
+        return;
+      }
+      if (!backward) {
+        *static_cast<T *>(params[4]) = mscompat::ReduceForward<T>(
+            plan, n, 1, p, w, 1, 1 << 15, 1 << 14,
+            [=](int64_t i) { return KindLoss<K>(c, std::abs(p[i] - t[i])); });
+        return;
+      }
+      T *dp = static_cast<T *>(params[5]);
+      T *dt = static_cast<T *>(params[6]);
+      const T dout = *static_cast<const T *>(params[4]);
+      mscompat::ReduceBackward<T>(plan, n, 1, p, w, dout, dp, dt, static_cast<T *>(params[7]),
+                                  1, 1 << 15, 1 << 14, [=](int64_t i, T dl) {
+                                    const T diff = p[i] - t[i];
+                                    const T d = std::abs(diff);
+                                    const T g = dl * KindLossGrad<K>(c, d) * Sign(diff);
+                                    dp[i] = g;
+                                    dt[i] = -g;
+                                    return KindLoss<K>(c, d);
+                                  });
+    };
+    if (c.kind == 0) {
+      run(std::integral_constant<int, 0>());
+    } else if (c.kind == 1) {
+      run(std::integral_constant<int, 1>());
+    } else {
+      run(std::integral_constant<int, 2>());
+    }
+    return kOk;
   });
 }
 
@@ -135,4 +248,15 @@ extern "C" int RegressionLossBackward(int nparam, void **params, int *ndims, int
              Coef<T>(static_cast<const T *>(params[2])), static_cast<const T *>(params[3]),
              static_cast<T *>(params[4]), static_cast<T *>(params[5]), n);
   });
+}
+
+extern "C" int RegressionLossReduce(int nparam, void **params, int *ndims, int64_t **shapes,
+                                    const char **dtypes, void *, void *) {
+  return LaunchReduce(false, nparam, params, ndims, shapes, dtypes);
+}
+
+extern "C" int RegressionLossReduceBackward(int nparam, void **params, int *ndims,
+                                            int64_t **shapes, const char **dtypes, void *,
+                                            void *) {
+  return LaunchReduce(true, nparam, params, ndims, shapes, dtypes);
 }
