@@ -491,6 +491,7 @@ OPS: List[OpInfo] = [
         grad_argnums=(0, 1),
         bench_input=_bench(dfl_bench),
         dispatch_op="losses.distribution_focal_loss",
+        backend_dtypes=_KERNEL_DTYPES,
         more_apis=("mmdet.models.losses.gfocal_loss.distribution_focal_loss",),
     ),
     _entry(
