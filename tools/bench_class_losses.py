@@ -63,8 +63,10 @@ def _ce_inputs() -> Tuple[np.ndarray, ...]:
 def _qfl_inputs() -> Tuple[np.ndarray, ...]:
     rng = np.random.default_rng(0)
     x = _logits(rng, (100000, 80))
-    return x, rng.integers(0, 81, 100000).astype(np.int64), rng.uniform(size=100000).astype(
-        np.float32
+    return (
+        x,
+        rng.integers(0, 81, 100000).astype(np.int64),
+        rng.uniform(size=100000).astype(np.float32),
     )
 
 
