@@ -27,7 +27,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_box_losses import _compare  # noqa: E402 - the timing shared with the box losses
+from bench_box_losses import _report  # noqa: E402 - the timing shared with the box losses
 
 from mscompat import layers, losses  # noqa: E402
 from mscompat.custom_ops import use_backend  # noqa: E402
@@ -206,17 +206,8 @@ def main() -> None:
             continue
         for backend in args.backends.split(","):
             ms_fwd, ms_both, th_fwd, th_both = _sides(row, backend)
-            for label, mfn, tfn in (
-                ("forward", ms_fwd, th_fwd),
-                ("forward+backward", ms_both, th_both),
-            ):
-                th_ms, g_ms, ratio, lo, hi, med = _compare(mfn, tfn, args.rounds, args.repeat)
-                line = (
-                    f"{name:30s} {backend:10s} {label:17s} {th_ms:9.3f} {g_ms:9.3f} "
-                    f"{ratio:6.2f} [{lo:5.2f}, {hi:5.2f}] {med:10.2f}"
-                )
-                print(line, flush=True)
-                results.append(line)
+            passes = (("forward", ms_fwd, th_fwd), ("forward+backward", ms_both, th_both))
+            results += _report(f"{name:30s} {backend:10s}", passes, args.rounds, args.repeat)
     print(f"load at the end: {os.getloadavg()[0]:.2f}")
 
 
