@@ -9,9 +9,10 @@
 // CE(t) = -log_softmax(x_i)[t]:
 //   loss_i = w_i ((l + 1 - y_i) CE(l) + (y_i - l) CE(l + 1))
 // DflForward writes loss_i * loss_weight (reduction 'none'); DflTotal the weighted sum divided
-// by d0 + d1 (added in double: N + 0 for 'mean', avg_factor + eps) times loss_weight: MMDetection's
-// weight_reduce_loss and the module's loss_weight in one pass. weight has N elements, or one
-// (no weight: its value is not read). dloss has N elements (DflForward's) or is 0-d
+// by d0 + d1 (added in double: N + 0 for 'mean', avg_factor + eps) times loss_weight:
+// MMDetection's weight_reduce_loss and the module's loss_weight in one pass. weight has N
+// elements, or one when there is none (a 1, read only when N = 1; its gradient is 0).
+// dloss has N elements (DflForward's) or is 0-d
 // (DflTotal's); the gradients of label (through the two bin weights, as PyTorch's autograd
 // gives it) and of weight are returned with pred's.
 //
@@ -39,7 +40,7 @@ namespace {
 using namespace mscompat::status;
 using mscompat::NumElements;
 
-constexpr int kBlock = 8;          // rows per block: the lanes of the float32 path
+constexpr int kBlock = 8;             // rows per block: the lanes of the float32 path
 constexpr int64_t kMaxLaneCols = 64;  // the widest row the float32 path transposes
 
 // The terms of a block of up to kBlock rows. The float32 path also keeps the block transposed
@@ -74,9 +75,10 @@ struct BlockTerms {
 };
 
 #ifdef MSCOMPAT_AVX2
-// exp of 8 floats <= 0 (x - max), inlined so that a row's columns overlap (a libmvec call per
-// column left the core waiting on each call's latency): Cephes' expf (Cody-Waite reduction by
-// ln 2, degree-7 polynomial, about 1 ulp), 0 below -87.3 where expf leaves the normal range.
+// exp of 8 floats <= 0 (x - max), inlined so that the columns of a block overlap (faster here
+// than a libmvec call per column): Cephes' expf (Cody-Waite reduction by ln 2, its polynomial,
+// about 1 ulp), 0 below -87.3 where expf leaves the normal range (a sum that holds exp(0) = 1
+// cannot tell).
 __attribute__((target("avx2,fma"))) inline __m256 ExpNonPositive(__m256 x) {
   const __m256 low = _mm256_set1_ps(-87.3f);
   const __m256 under = _mm256_cmp_ps(x, low, _CMP_LT_OQ);
@@ -99,7 +101,7 @@ __attribute__((target("avx2,fma"))) inline __m256 ExpNonPositive(__m256 x) {
 }
 
 // log of 8 floats >= 1 (a row's sum of exps), inlined for the same reason: Cephes' logf
-// (mantissa in [sqrt(1/2), sqrt(2)), degree-8 polynomial, about 1 ulp).
+// (mantissa in [sqrt(1/2), sqrt(2)), its polynomial, about 1 ulp).
 __attribute__((target("avx2,fma"))) inline __m256 LogAtLeastOne(__m256 x) {
   const __m256i bits = _mm256_castps_si256(x);
   __m256 e = _mm256_cvtepi32_ps(
