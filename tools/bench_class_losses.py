@@ -156,6 +156,8 @@ def _sides(row: Row, backend: str) -> Tuple[Callable[..., Any], ...]:
 
     def ms_both() -> Any:
         _, grads = both(*ms_in)
+        if isinstance(grads, ms.Tensor):  # one grad_position: the bare gradient
+            grads = (grads,)
         return [g.asnumpy() for g in grads]
 
     def th_fwd() -> Any:
