@@ -20,7 +20,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
-from typing import Any, Callable, Dict, List, Tuple
+from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 import mindspore as ms
 import numpy as np
@@ -235,6 +235,23 @@ def _compare(
     )
 
 
+def _report(
+    head: str, passes: Sequence[Tuple[str, Any, Any]], rounds: int, repeat: int
+) -> List[str]:
+    """Time each ``(pass name, mscompat call, torch call)`` with :func:`_compare` and print its
+    line (``head``, then the figures); return the lines."""
+    lines = []
+    for label, mfn, tfn in passes:
+        th_ms, g_ms, ratio, lo, hi, med = _compare(mfn, tfn, rounds, repeat)
+        line = (
+            f"{head} {label:17s} {th_ms:9.3f} {g_ms:9.3f} "
+            f"{ratio:6.2f} [{lo:5.2f}, {hi:5.2f}] {med:10.2f}"
+        )
+        print(line, flush=True)
+        lines.append(line)
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=10000)
@@ -299,16 +316,8 @@ def main() -> None:
                 loss, (gp, gt) = f(*a)
                 return gp.asnumpy(), gt.asnumpy()
 
-            for label, mfn, tfn in (
-                ("forward", ms_fwd, th_fwd),
-                ("forward+backward", ms_both, th_both),
-            ):
-                th_ms, g_ms, ratio, lo, hi, med = _compare(mfn, tfn, args.rounds, args.repeat)
-                line = (
-                    f"{name:34s} {backend:10s} {label:17s} {th_ms:9.3f} {g_ms:9.3f} "
-                    f"{ratio:6.2f} [{lo:5.2f}, {hi:5.2f}] {med:10.2f}"
-                )
-                print(line, flush=True)
+            passes = (("forward", ms_fwd, th_fwd), ("forward+backward", ms_both, th_both))
+            _report(f"{name:34s} {backend:10s}", passes, args.rounds, args.repeat)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@ MMDetection's ``gfocal_loss.py``: quality focal loss (QFL) and distribution foca
 
 from __future__ import annotations
 
-from typing import Optional, Tuple, Union
+from typing import Any, Optional, Tuple, Union
 
 import mindspore as ms
 from mindspore import Tensor, nn, ops
@@ -17,10 +17,18 @@ from mscompat._checks import (
     is_float_dtype,
 )
 from mscompat.custom_ops import class_loss as _kernels
+from mscompat.custom_ops import dfl as _dfl_kernels
 from mscompat.custom_ops.registry import TensorSpec, call, device_target, register
 from mscompat.losses import _ops
 from mscompat.losses.cross_entropy import _ce_elementwise
-from mscompat.losses.utils import AvgFactor, _check_avg_factor, weight_reduce_loss
+from mscompat.losses.utils import (
+    _AVG_EPS,
+    AvgFactor,
+    _avg_factor_div,
+    _check_avg_factor,
+    _check_weight_broadcast,
+    weight_reduce_loss,
+)
 
 __all__ = [
     "DistributionFocalLoss",
@@ -265,7 +273,65 @@ def _dfl_elementwise(pred: Tensor, label: Tensor) -> Tensor:
     return _ops.rd(a + b, out).astype(out)
 
 
-register("losses.distribution_focal_loss", "composite", note="MindSpore ops")(_dfl_elementwise)
+@register("losses.distribution_focal_loss", "composite", note="MindSpore ops")
+def _dfl_composite(
+    pred: Tensor,
+    label: Tensor,
+    weight: Optional[Tensor],
+    reduction: str,
+    avg_factor: AvgFactor,
+    loss_weight: float,
+) -> Tensor:
+    loss = weight_reduce_loss(_dfl_elementwise(pred, label), weight, reduction, avg_factor)
+    return _ops.scale(loss, loss_weight)
+
+
+def _dfl_kernel_supports(
+    pred: TensorSpec,
+    label: TensorSpec,
+    weight: Optional[TensorSpec],
+    reduction: str,
+    avg_factor: Any,
+    loss_weight: float,
+) -> Optional[str]:
+    if label.dtype != pred.dtype:
+        return f"a {label.dtype_name} label with {pred.dtype_name} pred is not supported"
+    if weight is not None and (weight.dtype != pred.dtype or weight.shape != label.shape):
+        return "a weight of another dtype or a broadcast weight is not supported by the kernel"
+    if 0 in pred.shape:
+        return "empty input is not supported by the kernel"
+    return _ops.kernel_dtype(pred)
+
+
+@_dfl_kernels.LIBRARY.backend(
+    "losses.distribution_focal_loss",
+    "fused C++ forward and backward kernels (one log-sum-exp per row, the reduction, weight, "
+    "avg_factor and loss_weight in the kernel)",
+    _dfl_kernel_supports,
+)
+def _dfl_aot(
+    pred: Tensor,
+    label: Tensor,
+    weight: Optional[Tensor],
+    reduction: str,
+    avg_factor: AvgFactor,
+    loss_weight: float,
+) -> Tensor:
+    w = Tensor([1.0], pred.dtype) if weight is None else weight  # one value: no weight
+    target = device_target()
+    if reduction == "none":
+        coef = Tensor([1.0, 0.0, loss_weight], pred.dtype)
+        return _dfl_kernels.DFL[target](pred, label, w, coef)
+    if isinstance(avg_factor, Tensor):  # a traced divisor: divided outside the kernel
+        total = _dfl_kernels.DFL_TOTAL[target](pred, label, w, Tensor([1.0, 0.0, 1.0], pred.dtype))
+        return _ops.scale(_avg_factor_div(total, avg_factor), loss_weight)
+    # the divisor's two terms apart: ms.jit would add Python floats in float32
+    if avg_factor is not None:
+        coef = Tensor([float(avg_factor), _AVG_EPS, loss_weight], pred.dtype)
+    else:
+        count = float(pred.shape[0]) if reduction == "mean" else 1.0
+        coef = Tensor([count, 0.0, loss_weight], pred.dtype)
+    return _dfl_kernels.DFL_TOTAL[target](pred, label, w, coef)
 
 
 def distribution_focal_loss(
@@ -304,6 +370,19 @@ def distribution_focal_loss(
         >>> float(distribution_focal_loss(pred, ms.Tensor([1.0, 0.0]), reduction="sum")) > 0
         True
     """
+    return _dfl(pred, label, weight, reduction, avg_factor, 1.0)
+
+
+def _dfl(
+    pred: Tensor,
+    label: Tensor,
+    weight: Optional[Tensor],
+    reduction: str,
+    avg_factor: AvgFactor,
+    loss_weight: float,
+) -> Tensor:
+    """:func:`distribution_focal_loss` times ``loss_weight`` (the Cell's), checked, then
+    computed by the registry's choice in one call."""
     pred = check_float_tensor(pred, "pred")
     label = check_float_tensor(label, "label")
     check_reduction(reduction)
@@ -313,16 +392,27 @@ def distribution_focal_loss(
             f"pred must have shape (N, n+1) and label (N,), but got pred.shape={pred.shape} "
             f"and label.shape={label.shape}"
         )
-    bins = pred.shape[1]
-    _ops.check_label_range(
-        label.astype(ms.int64) + 1,
-        1,
-        bins,
-        "label",
-        f"label: each target must lie in [0, {bins - 1}) (its two bins in [0, {bins}))",
+    if weight is not None:
+        weight = _check_weight_broadcast(label, check_tensor(weight, "weight"))
+    label = _check_bins(label, pred.shape[1])
+    return call(
+        "losses.distribution_focal_loss", pred, label, weight, reduction, avg_factor, loss_weight
     )
-    loss = call("losses.distribution_focal_loss", pred, label)
-    return weight_reduce_loss(loss, weight, reduction, avg_factor)
+
+
+def _check_bins(label: Tensor, bins: int) -> Tensor:
+    """Return ``label``; raise ``ValueError`` unless each target's two bins
+    ``trunc(y), trunc(y) + 1`` lie in ``[0, bins)`` (PyTorch: "Target ... is out of bounds"),
+    i.e. ``-1 < y < bins - 1`` (NaN fails). Reads the values, in graph mode too; the kernel
+    takes the returned label (see :func:`~mscompat.losses._ops.check_label_range`)."""
+    if label.size == 0:
+        return label
+    inside = ops.logical_and(label > -1.0, label < float(bins - 1))
+    if not inside.all():
+        raise ValueError(
+            f"label: each target must lie in [0, {bins - 1}) (its two bins in [0, {bins}))"
+        )
+    return label
 
 
 class QualityFocalLoss(nn.Cell):
@@ -429,5 +519,4 @@ class DistributionFocalLoss(nn.Cell):
         if reduction_override is not None:
             check_reduction(reduction_override, "reduction_override")
         reduction = self.reduction if reduction_override is None else reduction_override
-        loss = distribution_focal_loss(pred, target, weight, reduction, avg_factor)
-        return _ops.scale(loss, self.loss_weight)
+        return _dfl(pred, target, weight, reduction, avg_factor, self.loss_weight)

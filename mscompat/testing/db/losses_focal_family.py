@@ -293,12 +293,13 @@ def _dfl_inputs(rng: np.random.Generator, n: int, dtype: str) -> Any:
 
 
 def dfl_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
-    pred, label = _dfl_inputs(rng, 8, dtype)
-    w = rng.uniform(size=8).astype(dtype)
+    # 11 rows: the kernel's float32 path takes 8 rows at a time, the rest one by one
+    pred, label = _dfl_inputs(rng, 11, dtype)
+    w = rng.uniform(size=11).astype(dtype)
     yield SampleInput((pred, label), name="defaults")
     yield SampleInput((pred, label, w), {"reduction": "none"}, name="weight none")
     yield SampleInput((pred, label, w), {"avg_factor": 4.0}, name="avg_factor")
-    yield SampleInput((_extreme(rng, (8, 17), dtype), label), {"reduction": "sum"}, name="+-1e4")
+    yield SampleInput((_extreme(rng, (11, 17), dtype), label), {"reduction": "sum"}, name="+-1e4")
     yield SampleInput((np.zeros((0, 17), dtype), np.zeros(0, dtype)), name="empty")
 
 
@@ -491,6 +492,7 @@ OPS: List[OpInfo] = [
         grad_argnums=(0, 1),
         bench_input=_bench(dfl_bench),
         dispatch_op="losses.distribution_focal_loss",
+        backend_dtypes=_KERNEL_DTYPES,
         more_apis=("mmdet.models.losses.gfocal_loss.distribution_focal_loss",),
     ),
     _entry(

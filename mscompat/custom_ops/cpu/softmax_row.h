@@ -1,0 +1,93 @@
+// Row-wise log-sum-exp and scaled softmax of a row of logits, shared by the cross-entropy
+// kernels (class_loss_kernel.cc) and the distribution focal loss kernels (dfl_kernel.cc).
+//
+// float32 rows 8 lanes at a time with libmvec's expf (the sum in 8 partial sums, then added);
+// the scalar code takes the tail, short rows, CPUs without AVX2 and float64.
+
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+#include "loss_math.h"
+
+namespace mscompat {
+
+// (max, log of the sum of exp(x - max)) of one row.
+template <typename T>
+inline void LogSumExpScalar(const T *row, int64_t c, T *m, T *log_s) {
+  T top = row[0];
+  for (int64_t j = 1; j < c; ++j) top = std::max(top, row[j]);
+  T s = T(0);
+  for (int64_t j = 0; j < c; ++j) s += std::exp(row[j] - top);
+  *m = top;
+  *log_s = std::log(s);
+}
+
+// out[j] = k * softmax(row)[j] = k * exp((row[j] - m) - log_s), from column `from` on.
+template <typename T>
+inline void ScaledSoftmaxScalar(const T *row, int64_t from, int64_t c, T m, T log_s, T k, T *out) {
+  for (int64_t j = from; j < c; ++j) out[j] = k * std::exp((row[j] - m) - log_s);
+}
+
+#ifdef MSCOMPAT_AVX2
+__attribute__((target("avx2,fma"))) inline void LogSumExpAvx2(const float *row, int64_t c, float *m,
+                                                        float *log_s) {
+  __m256 vmax = _mm256_loadu_ps(row);
+  int64_t j = 8;
+  for (; j + 8 <= c; j += 8) vmax = _mm256_max_ps(vmax, _mm256_loadu_ps(row + j));
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, vmax);
+  float top = lanes[0];
+  for (int l = 1; l < 8; ++l) top = std::max(top, lanes[l]);
+  for (; j < c; ++j) top = std::max(top, row[j]);
+  const __m256 vtop = _mm256_set1_ps(top);
+  __m256 acc = _mm256_setzero_ps();
+  j = 0;
+  for (; j + 8 <= c; j += 8)
+    acc = _mm256_add_ps(acc, _ZGVdN8v_expf(_mm256_sub_ps(_mm256_loadu_ps(row + j), vtop)));
+  _mm256_store_ps(lanes, acc);
+  float s = 0.0f;
+  for (int l = 0; l < 8; ++l) s += lanes[l];
+  for (; j < c; ++j) s += std::exp(row[j] - top);
+  *m = top;
+  *log_s = std::log(s);
+}
+
+__attribute__((target("avx2,fma"))) inline int64_t ScaledSoftmaxAvx2(const float *row, int64_t c,
+                                                               float m, float log_s, float k,
+                                                               float *out) {
+  const __m256 vm = _mm256_set1_ps(m), vl = _mm256_set1_ps(log_s), vk = _mm256_set1_ps(k);
+  int64_t j = 0;
+  for (; j + 8 <= c; j += 8) {
+    const __m256 z = _mm256_sub_ps(_mm256_sub_ps(_mm256_loadu_ps(row + j), vm), vl);
+    _mm256_storeu_ps(out + j, _mm256_mul_ps(vk, _ZGVdN8v_expf(z)));
+  }
+  return j;
+}
+#endif
+
+template <typename T>
+inline void LogSumExp(const T *row, int64_t c, T *m, T *log_s) {
+#ifdef MSCOMPAT_AVX2
+  if constexpr (std::is_same<T, float>::value) {
+    if (c >= 8 && HasAvx2()) return LogSumExpAvx2(row, c, m, log_s);
+  }
+#endif
+  LogSumExpScalar(row, c, m, log_s);
+}
+
+template <typename T>
+inline void ScaledSoftmax(const T *row, int64_t c, T m, T log_s, T k, T *out) {
+  int64_t from = 0;
+#ifdef MSCOMPAT_AVX2
+  if constexpr (std::is_same<T, float>::value) {
+    if (HasAvx2()) from = ScaledSoftmaxAvx2(row, c, m, log_s, k, out);
+  }
+#endif
+  ScaledSoftmaxScalar(row, from, c, m, log_s, k, out);
+}
+
+}  // namespace mscompat
