@@ -21,11 +21,16 @@ from mindspore import Parameter, Tensor, nn, ops
 from mindspore.ops import constexpr
 
 from mscompat._checks import check_bool, check_float_tensor, check_number, check_tensor, is_int
+from mscompat.custom_ops import embedding_bag as _bag_kernels
+from mscompat.custom_ops.embedding_bag import STATUS_OFFSETS_END, STATUS_OFFSETS_START
+from mscompat.custom_ops.registry import call, device_target, register
+from mscompat.layers._bags import bag_ids, dense_bags, segment_bags
 
 __all__ = ["Embedding", "EmbeddingBag", "embedding", "embedding_bag"]
 
 _INDEX = (ms.int32, ms.int64)
 _MODES = ("sum", "mean", "max")
+_BAG_OP = "layers.embedding_bag"
 
 
 # ----------------------------------------------------------------------------- checks
@@ -201,21 +206,20 @@ def embedding(
 # ----------------------------------------------------------------------------- bags
 
 
-def _bag_ids(offsets: Tensor, length: int, include_last: bool, fn: str) -> Tensor:
-    """The bag of each position of a 1-D input (``bags`` for positions past the last bag when
-    ``include_last_offset``)."""
-    positions = ops.arange(length, dtype=offsets.dtype)
-    return (ops.searchsorted(offsets, positions, right=True) - 1).astype(ms.int32)
+def _offsets_message(fn: str, status: int) -> str:
+    if status == STATUS_OFFSETS_START:
+        return (
+            f"{fn}(): offsets[0] has to be 0, i.e., the first sequence in the mini-batch has "
+            "to start from position 0"
+        )
+    return f"{fn}(): offsets[-1] can not be greater than input's length"
 
 
 def _check_offsets(offsets: Tensor, length: int, fn: str) -> Tensor:
     if offsets.size > 0 and offsets[0] != 0:
-        raise ValueError(
-            f"{fn}(): offsets[0] has to be 0, i.e., the first sequence in the mini-batch has "
-            "to start from position 0"
-        )
+        raise ValueError(_offsets_message(fn, STATUS_OFFSETS_START))
     if offsets.size > 0 and offsets[-1] > length:
-        raise ValueError(f"{fn}(): offsets[-1] can not be greater than input's length")
+        raise ValueError(_offsets_message(fn, STATUS_OFFSETS_END))
     return offsets
 
 
@@ -346,53 +350,100 @@ def embedding_bag(
     limit, p = _norm_args(max_norm, norm_type, fn)
     check_bool(scale_grad_by_freq, "scale_grad_by_freq")
     check_bool(sparse, "sparse")
-    if offsets is not None:
-        offsets = _check_offsets(offsets, idx.shape[0], fn)
-    if idx.size == 0 or bags == 0:
+    if idx.size == 0 or bags == 0:  # answered here: no backend sees an empty bag list
+        if offsets is not None:
+            _check_offsets(offsets, idx.shape[0], fn)
         return ops.zeros((bags, dim), w.dtype)
+    return call(_BAG_OP, idx, w, offsets, psw, mode, pad, limit, p, scale_grad_by_freq, bags)
+
+
+@register(_BAG_OP, "composite", note="gather, then masked sums/maxima (segment ops for offsets)")
+def _bags_composite(
+    idx: Tensor,
+    w: Tensor,
+    offsets: Optional[Tensor],
+    psw: Optional[Tensor],
+    mode: str,
+    pad: int,
+    limit: float,
+    p: float,
+    by_freq: bool,
+    bags: int,
+) -> Tensor:
+    fn = "embedding_bag"
+    n = w.shape[0]
+    if offsets is not None:
+        _check_offsets(offsets, idx.shape[0], fn)
     idx = _in_range(idx, n, _range_message(fn, "input", n))
     work = ms.float32 if w.dtype == ms.float16 else w.dtype
-    rows = _lookup(w, idx, pad, limit, p, scale_grad_by_freq).astype(work)
+    rows = _lookup(w, idx, pad, limit, p, by_freq).astype(work)
     keep = ops.ones(idx.shape, ms.bool_) if pad < 0 else idx != pad
     if psw is not None:
         rows = rows * psw.astype(work).expand_dims(-1)
     if idx.ndim == 2:
-        out = _dense_bags(rows, keep, mode, work)
+        out = dense_bags(rows, keep, mode, work)
     else:
-        segment = _bag_ids(offsets, idx.shape[0], include_last_offset, fn)
-        out = _segment_bags(rows, keep, segment, bags, mode, work)
+        out = segment_bags(rows, keep, bag_ids(offsets, idx.shape[0]), bags, mode, work)
     return out if work == w.dtype else out.astype(w.dtype)
 
 
-def _dense_bags(rows: Tensor, keep: Tensor, mode: str, work: Any) -> Tensor:
-    """Bags of a 2-D input: ``rows (B, N, D)``, ``keep (B, N)``."""
-    mask = keep.expand_dims(-1)
-    if mode == "max":
-        low = ops.full((), float("-inf"), dtype=work)
-        out = ops.amax(ops.where(mask, rows, low), 1)
-        return ops.where(keep.any(1, keep_dims=True), out, ops.zeros((), work))
-    total = ops.where(mask, rows, ops.zeros((), work)).sum(1)
-    if mode == "sum":
-        return total
-    count = keep.astype(work).sum(1, keepdims=True)
-    return total / ops.maximum(count, ops.ones((), work))
+@constexpr
+def _bag_config(mode: str, pad: int, limit: float, p: float, psw: bool, by_freq: bool) -> Tensor:
+    """The kernels' float64 configuration (``custom_ops.embedding_bag.CONFIG_SIZE``), built at
+    compile time under ``ms.jit``."""
+    cfg = [_MODES.index(mode), pad, 0, float(psw), limit, p, float(by_freq)]
+    return Tensor(np.array(cfg, np.float64))
 
 
-def _segment_bags(
-    rows: Tensor, keep: Tensor, segment: Tensor, bags: int, mode: str, work: Any
+@constexpr
+def _bag_dummies(bags: int, index: Any, work: Any) -> Tuple[Tensor, Tensor, Tensor]:
+    """The number of bags as a shape (int8), and 1-element stand-ins for missing offsets and
+    per_sample_weights (the kernels ignore them)."""
+    carrier = Tensor(np.zeros((bags,), np.int8))
+    off = Tensor(np.zeros((1,), np.int64)).astype(index)
+    return carrier, off, Tensor(np.zeros((1,), np.float64)).astype(work)
+
+
+@_bag_kernels.LIBRARY.backend(
+    _BAG_OP, "C++ bags in PyTorch's order (threaded by bags); row-by-row scatter-add backward"
+)
+def _bags_aot(
+    idx: Tensor,
+    w: Tensor,
+    offsets: Optional[Tensor],
+    psw: Optional[Tensor],
+    mode: str,
+    pad: int,
+    limit: float,
+    p: float,
+    by_freq: bool,
+    bags: int,
 ) -> Tensor:
-    """Bags of a 1-D input: ``rows (n, D)`` in bag ``segment`` (``bags``: past the end)."""
-    mask = keep.expand_dims(-1)
-    count = ops.unsorted_segment_sum(keep.astype(work), segment, bags + 1)[:bags].expand_dims(-1)
+    """float16 runs in float32 (as the composite, and PyTorch's accumulation)."""
+    work = w if w.dtype != ms.float16 else w.astype(ms.float32)
+    carrier, off, psw_in = _bag_dummies(bags, idx.dtype, work.dtype)
+    if offsets is not None:
+        off = offsets if offsets.dtype == idx.dtype else offsets.astype(idx.dtype)
+    if psw is not None:
+        psw_in = psw if psw.dtype == work.dtype else psw.astype(work.dtype)
+    cfg = _bag_config(mode, pad, limit, p, psw is not None, by_freq)
+    kernels = _bag_kernels.KERNELS[device_target()]
     if mode == "max":
-        low = ops.full((), float("-inf"), dtype=work)
-        out = ops.unsorted_segment_max(ops.where(mask, rows, low), segment, bags + 1)[:bags]
-        return ops.where(count > 0, out, ops.zeros((), work))
-    total = ops.unsorted_segment_sum(ops.where(mask, rows, ops.zeros((), work)), segment, bags + 1)
-    total = total[:bags]
-    if mode == "sum":
-        return total
-    return total / ops.maximum(count, ops.ones((), work))
+        out, _, status = kernels["BagMax"](work, idx, off, psw_in, cfg, carrier)
+    else:
+        out, status = kernels["BagSum"](work, idx, off, psw_in, cfg, carrier)
+    if status[0] > 0:
+        _raise_bad_bags(status, w.shape[0])
+    return out if out.dtype == w.dtype else out.astype(w.dtype)
+
+
+def _raise_bad_bags(status: Tensor, n: int) -> None:
+    fn = "embedding_bag"
+    if status[0] == 1:
+        raise ValueError(_range_message(fn, "input", n))
+    if status[0] == STATUS_OFFSETS_START:
+        raise ValueError(_offsets_message(fn, STATUS_OFFSETS_START))
+    raise ValueError(_offsets_message(fn, STATUS_OFFSETS_END))
 
 
 # ----------------------------------------------------------------------------- Cells
