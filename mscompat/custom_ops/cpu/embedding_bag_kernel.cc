@@ -106,33 +106,39 @@ double RenormFactor(const T *row, int64_t dim, const Config &c) {
   return n > c.max_norm ? c.max_norm / (n + 1e-7) : 1.0;
 }
 
-// The hot loops, compiled for AVX2 too (chosen at load time where the CPU has it; the
-// arithmetic is the same, -ffp-contract=off keeps it unfused).
+// The hot loops (embedding_bag_loops.h), compiled twice: for any CPU and for AVX2+FMA, chosen at
+// run time where the CPU has them.
+#define MSCOMPAT_NS loops_generic
+#include "embedding_bag_loops.h"
+#undef MSCOMPAT_NS
 #if defined(__GNUC__) && defined(__x86_64__)
-#define MSCOMPAT_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define MSCOMPAT_CLONES
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+#define MSCOMPAT_NS loops_fma
+#include "embedding_bag_loops.h"
+#undef MSCOMPAT_NS
+#pragma GCC pop_options
+#define MSCOMPAT_HAVE_FMA_LOOPS 1
 #endif
 
+// The loops of this CPU's copy.
 template <typename T>
-MSCOMPAT_CLONES void AddRow(T *__restrict out, const T *__restrict row, int64_t dim) {
-  for (int64_t d = 0; d < dim; ++d) out[d] += row[d];
-}
+struct Loops {
+  void (*sum_bag)(T *, const T *const *, const T *, int64_t, int64_t);
+  void (*add_scaled)(T *, const T *, T, int64_t);
+  void (*max_row)(T *, int64_t *, const T *, int64_t, int64_t);
 
-template <typename T>
-MSCOMPAT_CLONES void AddScaled(T *__restrict out, const T *__restrict row, T s, int64_t dim) {
-  for (int64_t d = 0; d < dim; ++d) out[d] += s * row[d];
-}
-
-template <typename T>
-MSCOMPAT_CLONES void MaxRow(T *__restrict out, int64_t *__restrict at, const T *__restrict row,
-                            int64_t r, int64_t dim) {
-  for (int64_t d = 0; d < dim; ++d) {
-    const bool take = row[d] > out[d];
-    out[d] = take ? row[d] : out[d];
-    at[d] = take ? r : at[d];
+  static const Loops &Get() {
+#ifdef MSCOMPAT_HAVE_FMA_LOOPS
+    static const bool fma = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    static const Loops fast{loops_fma::SumBag<T>, loops_fma::AddScaled<T>, loops_fma::MaxRow<T>};
+    if (fma) return fast;
+#endif
+    static const Loops plain{loops_generic::SumBag<T>, loops_generic::AddScaled<T>,
+                             loops_generic::MaxRow<T>};
+    return plain;
   }
-}
+};
 
 template <typename T, typename I>
 int Forward(const T *w, int64_t rows, int64_t dim, const I *idx, const Layout<I> &lay,
@@ -140,15 +146,24 @@ int Forward(const T *w, int64_t rows, int64_t dim, const I *idx, const Layout<I>
   const int bad_offsets = lay.Check();
   if (bad_offsets) return bad_offsets;
   std::atomic<bool> bad{false};
+  const bool renorm = c.max_norm >= 0;
+  const Loops<T> &loops = Loops<T>::Get();
   ParallelFor(lay.bags, lay.n * dim + lay.bags, [&](int64_t begin, int64_t end) {
-    std::vector<T> scaled(c.max_norm >= 0 ? dim : 0);
+    std::vector<const T *> picked;  // the bag's rows, in order (renormalised ones in `scaled`)
+    std::vector<int64_t> ids;       // their indices (max mode)
+    std::vector<T> scale, scaled;
     for (int64_t b = begin; b < end; ++b) {
       T *o = out + b * dim;
-      int64_t *at = argmax ? argmax + b * dim : nullptr;
-      std::fill(o, o + dim, T(0));
-      if (at) std::fill(at, at + dim, int64_t{-1});
-      int64_t start, stop, count = 0;
+      int64_t start, stop;
       lay.Range(b, &start, &stop);
+      const int64_t size = stop - start;
+      if (static_cast<int64_t>(picked.size()) < size) {
+        picked.resize(size);
+        ids.resize(size);
+        scale.resize(size);
+        if (renorm) scaled.resize(size * dim);
+      }
+      int64_t count = 0;
       for (int64_t i = start; i < stop; ++i) {
         const int64_t r = static_cast<int64_t>(idx[i]);
         if (r < 0 || r >= rows) {
@@ -157,29 +172,34 @@ int Forward(const T *w, int64_t rows, int64_t dim, const I *idx, const Layout<I>
         }
         if (r == c.pad) continue;
         const T *row = w + r * dim;
-        const double factor = RenormFactor(row, dim, c);
+        const double factor = renorm ? RenormFactor(row, dim, c) : 1.0;
         if (factor != 1.0) {
-          for (int64_t d = 0; d < dim; ++d) scaled[d] = row[d] * static_cast<T>(factor);
-          row = scaled.data();
+          T *dst = scaled.data() + (i - start) * dim;
+          for (int64_t d = 0; d < dim; ++d) dst[d] = row[d] * static_cast<T>(factor);
+          row = dst;
         }
-        if (c.mode == kMax) {
-          if (count == 0) {
-            std::copy(row, row + dim, o);
-            std::fill(at, at + dim, r);
-          } else {
-            MaxRow(o, at, row, r, dim);
-          }
-        } else if (c.has_psw) {
-          AddScaled(o, row, psw[i], dim);
-        } else {
-          AddRow(o, row, dim);
-        }
+        picked[count] = row;
+        ids[count] = r;
+        if (c.has_psw) scale[count] = psw[i];
         ++count;
       }
-      if (c.mode == kMean && count > 0) {
-        const T n = static_cast<T>(count);
-        for (int64_t d = 0; d < dim; ++d) o[d] /= n;
+      if (c.mode != kMax) {
+        loops.sum_bag(o, picked.data(), c.has_psw ? scale.data() : nullptr, count, dim);
+        if (c.mode == kMean && count > 0) {
+          const T n = static_cast<T>(count);
+          for (int64_t d = 0; d < dim; ++d) o[d] /= n;
+        }
+        continue;
       }
+      int64_t *at = argmax + b * dim;
+      if (count == 0) {
+        std::fill(o, o + dim, T(0));
+        std::fill(at, at + dim, int64_t{-1});
+        continue;
+      }
+      std::copy(picked[0], picked[0] + dim, o);
+      std::fill(at, at + dim, ids[0]);
+      for (int64_t k = 1; k < count; ++k) loops.max_row(o, at, picked[k], ids[k], dim);
     }
   });
   return bad.load() ? 1 : 0;
@@ -207,6 +227,7 @@ void SumGrad(const T *dout, const T *w, int64_t rows, int64_t dim, const I *idx,
     for (int64_t i = 0; i < n; ++i)
       if (bag_of[i] >= 0) order[next[static_cast<int64_t>(idx[i])]++] = i;
   }
+  const Loops<T> &loops = Loops<T>::Get();
   ParallelFor(rows, n * dim + rows * dim, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       T *g = dw + r * dim;
@@ -217,7 +238,7 @@ void SumGrad(const T *dout, const T *w, int64_t rows, int64_t dim, const I *idx,
         double scale = c.has_psw ? static_cast<double>(psw[i]) : 1.0;
         if (c.by_freq) scale /= static_cast<double>(freq);
         if (c.mode == kMean) scale /= static_cast<double>(bag_count[b]);
-        AddScaled(g, dout + b * dim, static_cast<T>(scale), dim);
+        loops.add_scaled(g, dout + b * dim, static_cast<T>(scale), dim);
       }
     }
   });
