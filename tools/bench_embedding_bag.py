@@ -19,8 +19,8 @@ from typing import Any, Callable, Dict, Tuple
 import mindspore as ms
 import numpy as np
 import torch
-
 from bench_box_losses import _compare  # alternating blocks, ratios of minima (tools/ on sys.path)
+
 from mscompat.custom_ops import use_backend
 from mscompat.layers import embedding_bag
 
@@ -46,7 +46,9 @@ def _sides(w: np.ndarray, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tupl
     ms_args = [ms.Tensor(a) for a in args]
     ms_kwargs = {k: ms.Tensor(v) if isinstance(v, np.ndarray) else v for k, v in kwargs.items()}
     th_args = [torch.from_numpy(a) for a in args]
-    th_kwargs = {k: torch.from_numpy(v) if isinstance(v, np.ndarray) else v for k, v in kwargs.items()}
+    th_kwargs = {
+        k: torch.from_numpy(v) if isinstance(v, np.ndarray) else v for k, v in kwargs.items()
+    }
     mw, tw = ms.Tensor(w), torch.from_numpy(w)
     out_shape = (args[0].shape[0] if args[0].ndim == 2 else args[1].shape[0], w.shape[1])
     ct = np.random.default_rng(1).standard_normal(out_shape).astype(np.float32)

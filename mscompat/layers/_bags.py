@@ -33,7 +33,9 @@ def dense_bags(rows: Tensor, keep: Tensor, mode: str, work: Any) -> Tensor:
     return total / ops.maximum(count, ops.ones((), work))
 
 
-def segment_bags(rows: Tensor, keep: Tensor, segment: Tensor, bags: int, mode: str, work: Any) -> Tensor:
+def segment_bags(
+    rows: Tensor, keep: Tensor, segment: Tensor, bags: int, mode: str, work: Any
+) -> Tensor:
     """Bags of a 1-D input: ``rows (n, D)`` in bag ``segment`` (``bags``: past the end)."""
     mask = keep.expand_dims(-1)
     count = ops.unsorted_segment_sum(keep.astype(work), segment, bags + 1)[:bags].expand_dims(-1)

@@ -122,23 +122,36 @@ double RenormFactor(const T *row, int64_t dim, const Config &c) {
 #endif
 
 // The loops of this CPU's copy.
-template <typename T>
+template <typename T, typename I>
 struct Loops {
-  void (*sum_bag)(T *, const T *const *, const T *, int64_t, int64_t);
+  void (*sum_bag)(T *, const T *const *, const T *, int64_t, int64_t, T);
+  void (*sum_bag_at)(T *, const T *, const I *, const T *, int64_t, int64_t, T);
   void (*add_scaled)(T *, const T *, T, int64_t);
   void (*max_row)(T *, int64_t *, const T *, int64_t, int64_t);
 
   static const Loops &Get() {
 #ifdef MSCOMPAT_HAVE_FMA_LOOPS
     static const bool fma = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    static const Loops fast{loops_fma::SumBag<T>, loops_fma::AddScaled<T>, loops_fma::MaxRow<T>};
+    static const Loops fast{loops_fma::SumBag<T>, loops_fma::SumBagAt<T, I>,
+                            loops_fma::AddScaled<T>, loops_fma::MaxRow<T>};
     if (fma) return fast;
 #endif
-    static const Loops plain{loops_generic::SumBag<T>, loops_generic::AddScaled<T>,
-                             loops_generic::MaxRow<T>};
+    static const Loops plain{loops_generic::SumBag<T>, loops_generic::SumBagAt<T, I>,
+                             loops_generic::AddScaled<T>, loops_generic::MaxRow<T>};
     return plain;
   }
 };
+
+// Whether every index is in [0, rows) and none is `pad` (branch-free: it vectorises).
+template <typename I>
+bool AllPlain(const I *idx, int64_t n, int64_t rows, int64_t pad) {
+  bool odd = false;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t r = static_cast<int64_t>(idx[i]);
+    odd |= (r < 0) | (r >= rows) | (r == pad);
+  }
+  return !odd;
+}
 
 template <typename T, typename I>
 int Forward(const T *w, int64_t rows, int64_t dim, const I *idx, const Layout<I> &lay,
@@ -147,7 +160,7 @@ int Forward(const T *w, int64_t rows, int64_t dim, const I *idx, const Layout<I>
   if (bad_offsets) return bad_offsets;
   std::atomic<bool> bad{false};
   const bool renorm = c.max_norm >= 0;
-  const Loops<T> &loops = Loops<T>::Get();
+  const Loops<T, I> &loops = Loops<T, I>::Get();
   ParallelFor(lay.bags, lay.n * dim + lay.bags, [&](int64_t begin, int64_t end) {
     std::vector<const T *> picked;  // the bag's rows, in order (renormalised ones in `scaled`)
     std::vector<int64_t> ids;       // their indices (max mode)
@@ -157,6 +170,12 @@ int Forward(const T *w, int64_t rows, int64_t dim, const I *idx, const Layout<I>
       int64_t start, stop;
       lay.Range(b, &start, &stop);
       const int64_t size = stop - start;
+      if (c.mode != kMax && !renorm && AllPlain(idx + start, size, rows, c.pad)) {
+        // the common bag: every index a row of the table, none the padding row
+        const T div = c.mode == kMean && size > 0 ? static_cast<T>(size) : T(1);
+        loops.sum_bag_at(o, w, idx + start, c.has_psw ? psw + start : nullptr, size, dim, div);
+        continue;
+      }
       if (static_cast<int64_t>(picked.size()) < size) {
         picked.resize(size);
         ids.resize(size);
@@ -184,11 +203,8 @@ int Forward(const T *w, int64_t rows, int64_t dim, const I *idx, const Layout<I>
         ++count;
       }
       if (c.mode != kMax) {
-        loops.sum_bag(o, picked.data(), c.has_psw ? scale.data() : nullptr, count, dim);
-        if (c.mode == kMean && count > 0) {
-          const T n = static_cast<T>(count);
-          for (int64_t d = 0; d < dim; ++d) o[d] /= n;
-        }
+        const T div = c.mode == kMean && count > 0 ? static_cast<T>(count) : T(1);
+        loops.sum_bag(o, picked.data(), c.has_psw ? scale.data() : nullptr, count, dim, div);
         continue;
       }
       int64_t *at = argmax + b * dim;
@@ -227,7 +243,7 @@ void SumGrad(const T *dout, const T *w, int64_t rows, int64_t dim, const I *idx,
     for (int64_t i = 0; i < n; ++i)
       if (bag_of[i] >= 0) order[next[static_cast<int64_t>(idx[i])]++] = i;
   }
-  const Loops<T> &loops = Loops<T>::Get();
+  const Loops<T, I> &loops = Loops<T, I>::Get();
   ParallelFor(rows, n * dim + rows * dim, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       T *g = dw + r * dim;

@@ -16,17 +16,18 @@ void AddScaled(T *__restrict out, const T *__restrict row, T s, int64_t dim) {
 
 constexpr int64_t kAhead = 8;  // rows prefetched ahead
 
-// Columns [col, col + B) of a bag: the rows at `rows` summed in order from 0 (times `scale[k]`,
-// fused, when given), in registers; the next rows prefetched (they are scattered in the table).
-template <typename T, int B>
-void SumColumns(T *__restrict out, const T *const *rows, const T *scale, int64_t count,
-                int64_t col) {
+// Columns [col, col + B) of a bag of `count` rows, row(k) the k-th: summed in order from 0 (each
+// times scale[k], fused, when given) in registers, then divided by `div` (a mean's count; 1: a
+// sum, stored as it is); the next rows prefetched (they are scattered in the table).
+template <typename T, int B, typename Row>
+void SumColumns(T *__restrict out, const Row &row, const T *scale, int64_t count, int64_t col,
+                T div) {
   T acc[B] = {};
   for (int64_t k = 0; k < count; ++k) {
-    const T *__restrict r = rows[k] + col;
+    const T *__restrict r = row(k) + col;
     if (k + kAhead < count)
       for (int j = 0; j < B; j += 64 / static_cast<int>(sizeof(T)))
-        __builtin_prefetch(rows[k + kAhead] + col + j);
+        __builtin_prefetch(row(k + kAhead) + col + j);
     if (scale) {
       const T s = scale[k];
       for (int j = 0; j < B; ++j) acc[j] = std::fma(s, r[j], acc[j]);
@@ -34,16 +35,35 @@ void SumColumns(T *__restrict out, const T *const *rows, const T *scale, int64_t
       for (int j = 0; j < B; ++j) acc[j] += r[j];
     }
   }
-  for (int j = 0; j < B; ++j) out[col + j] = acc[j];
+  if (div == T(1)) {
+    for (int j = 0; j < B; ++j) out[col + j] = acc[j];
+  } else {
+    for (int j = 0; j < B; ++j) out[col + j] = acc[j] / div;
+  }
 }
 
-template <typename T>
-void SumBag(T *out, const T *const *rows, const T *scale, int64_t count, int64_t dim) {
+template <typename T, typename Row>
+void SumRows(T *out, const Row &row, const T *scale, int64_t count, int64_t dim, T div) {
   constexpr int kBlock = 64 / sizeof(T) * 4;  // four cache lines: 8 AVX registers
   int64_t col = 0;
-  for (; col + kBlock <= dim; col += kBlock) SumColumns<T, kBlock>(out, rows, scale, count, col);
-  for (; col + 8 <= dim; col += 8) SumColumns<T, 8>(out, rows, scale, count, col);
-  for (; col < dim; ++col) SumColumns<T, 1>(out, rows, scale, count, col);
+  for (; col + kBlock <= dim; col += kBlock)
+    SumColumns<T, kBlock>(out, row, scale, count, col, div);
+  for (; col + 8 <= dim; col += 8) SumColumns<T, 8>(out, row, scale, count, col, div);
+  for (; col < dim; ++col) SumColumns<T, 1>(out, row, scale, count, col, div);
+}
+
+// A bag whose rows are listed (`rows`: some renormalised, or padding left out).
+template <typename T>
+void SumBag(T *out, const T *const *rows, const T *scale, int64_t count, int64_t dim, T div) {
+  SumRows(out, [rows](int64_t k) { return rows[k]; }, scale, count, dim, div);
+}
+
+// A bag whose rows are all w[idx[k]] (checked by the caller).
+template <typename T, typename I>
+void SumBagAt(T *out, const T *w, const I *idx, const T *scale, int64_t count, int64_t dim,
+              T div) {
+  SumRows(out, [=](int64_t k) { return w + static_cast<int64_t>(idx[k]) * dim; }, scale, count,
+          dim, div);
 }
 
 template <typename T>
