@@ -432,7 +432,7 @@ def _bags_aot(
         out, _, status = kernels["BagMax"](work, idx, off, psw_in, cfg, carrier)
     else:
         out, status = kernels["BagSum"](work, idx, off, psw_in, cfg, carrier)
-    if status[0] > 0:
+    if status:  # one element, non-zero when a check failed (the cheapest condition)
         _raise_bad_bags(status, w.shape[0])
     return out if out.dtype == w.dtype else out.astype(w.dtype)
 
