@@ -24,7 +24,16 @@ from mscompat._checks import check_bool, check_float_tensor, check_number, check
 from mscompat.custom_ops import embedding_bag as _bag_kernels
 from mscompat.custom_ops.embedding_bag import STATUS_OFFSETS_END, STATUS_OFFSETS_START
 from mscompat.custom_ops.registry import call, device_target, register
-from mscompat.layers._bags import bag_ids, dense_bags, segment_bags
+from mscompat.layers._embedding_ops import (
+    bag_ids,
+    check_offsets,
+    dense_bags,
+    in_range,
+    lookup,
+    offsets_message,
+    range_message,
+    segment_bags,
+)
 
 __all__ = ["Embedding", "EmbeddingBag", "embedding", "embedding_bag"]
 
@@ -34,14 +43,6 @@ _BAG_OP = "layers.embedding_bag"
 
 
 # ----------------------------------------------------------------------------- checks
-
-
-@constexpr
-def _range_message(fn: str, name: str, n: int) -> str:
-    return (
-        f"{fn}(): {name} holds an index outside [0, {n}) (num_embeddings={n}, the rows of "
-        "weight); PyTorch raises 'index out of range in self'"
-    )
 
 
 def _check_indices(x: Any, name: str, fn: str) -> Tensor:
@@ -85,59 +86,6 @@ def _norm_args(max_norm: Any, norm_type: Any, fn: str) -> Tuple[float, float]:
     if m < 0:
         raise ValueError(f"{fn}(): max_norm must be >= 0, but got max_norm={max_norm}")
     return m, p
-
-
-@constexpr
-def _const(value: float, dtype: Any) -> Tensor:
-    """``value`` as a 0-d constant (under ``ms.jit`` a Python float is rounded to float32)."""
-    return Tensor(np.array(value, np.float64), dtype)
-
-
-def _in_range(idx: Tensor, n: int, message: str) -> Tensor:
-    """Return ``idx``; raise ``ValueError(message)`` if an index is outside ``[0, n)``."""
-    if ops.logical_or(idx < 0, idx >= n).any():
-        raise ValueError(message)
-    return idx
-
-
-# ----------------------------------------------------------------------------- lookup
-
-
-def _row_norms(rows: Tensor, p: float) -> Tensor:
-    a = ops.abs(rows)
-    if p == float("inf"):
-        return a.max(-1, keepdims=True)
-    if p == 2.0:
-        return ops.sqrt((a * a).sum(-1, keepdims=True))
-    if p == 1.0:
-        return a.sum(-1, keepdims=True)
-    return ops.pow(ops.pow(a, p).sum(-1, keepdims=True), 1.0 / p)
-
-
-def _lookup(
-    weight: Tensor, idx: Tensor, pad: int, max_norm: float, p: float, by_freq: bool
-) -> Tensor:
-    """``weight[idx]`` with PyTorch's renorm, gradient scaling and padding row."""
-    rows = ops.gather(weight, idx, 0)
-    if max_norm >= 0:
-        # PyTorch renormalises the weight in place, without gradient: the value is the
-        # renormalised row, the gradient reaches the row as it is. Its arithmetic: the norm in
-        # the row's dtype, the factor in float64, the product in float32 (float64 rows: float64).
-        work = ms.float64 if rows.dtype == ms.float64 else ms.float32
-        wide = ops.stop_gradient(rows).astype(work)
-        norms = _row_norms(wide, p).astype(rows.dtype).astype(ms.float64)
-        limit = _const(max_norm, ms.float64)
-        factor = ops.where(norms > limit, limit / (norms + _const(1e-7, ms.float64)), 1.0)
-        renormed = (wide * factor.astype(work)).astype(rows.dtype)
-        rows = renormed + (rows - ops.stop_gradient(rows))
-    if by_freq:
-        flat = idx.reshape(-1).astype(ms.int32)
-        counts = ops.unsorted_segment_sum(ops.ones(flat.shape, rows.dtype), flat, weight.shape[0])
-        per = ops.gather(counts, idx.astype(ms.int32), 0).expand_dims(-1)
-        rows = ops.stop_gradient(rows) + (rows - ops.stop_gradient(rows)) / per
-    if pad >= 0:
-        rows = ops.where((idx == pad).expand_dims(-1), ops.stop_gradient(rows), rows)
-    return rows
 
 
 def embedding(
@@ -197,30 +145,13 @@ def embedding(
     check_bool(sparse, "sparse")
     if idx.size == 0:
         return ops.zeros(idx.shape + (w.shape[1],), w.dtype)
-    idx = _in_range(idx, n, _range_message(fn, "input", n))
+    idx = in_range(idx, n, range_message(fn, "input", n))
     if idx.ndim == 0:
-        return _lookup(w, idx.reshape((1,)), pad, limit, p, scale_grad_by_freq).reshape(-1)
-    return _lookup(w, idx, pad, limit, p, scale_grad_by_freq)
+        return lookup(w, idx.reshape((1,)), pad, limit, p, scale_grad_by_freq).reshape(-1)
+    return lookup(w, idx, pad, limit, p, scale_grad_by_freq)
 
 
 # ----------------------------------------------------------------------------- bags
-
-
-def _offsets_message(fn: str, status: int) -> str:
-    if status == STATUS_OFFSETS_START:
-        return (
-            f"{fn}(): offsets[0] has to be 0, i.e., the first sequence in the mini-batch has "
-            "to start from position 0"
-        )
-    return f"{fn}(): offsets[-1] can not be greater than input's length"
-
-
-def _check_offsets(offsets: Tensor, length: int, fn: str) -> Tensor:
-    if offsets.size > 0 and offsets[0] != 0:
-        raise ValueError(_offsets_message(fn, STATUS_OFFSETS_START))
-    if offsets.size > 0 and offsets[-1] > length:
-        raise ValueError(_offsets_message(fn, STATUS_OFFSETS_END))
-    return offsets
 
 
 @constexpr
@@ -352,7 +283,7 @@ def embedding_bag(
     check_bool(sparse, "sparse")
     if idx.size == 0 or bags == 0:  # answered here: no backend sees an empty bag list
         if offsets is not None:
-            _check_offsets(offsets, idx.shape[0], fn)
+            check_offsets(offsets, idx.shape[0], fn)
         return ops.zeros((bags, dim), w.dtype)
     return call(_BAG_OP, idx, w, offsets, psw, mode, pad, limit, p, scale_grad_by_freq, bags)
 
@@ -373,10 +304,10 @@ def _bags_composite(
     fn = "embedding_bag"
     n = w.shape[0]
     if offsets is not None:
-        _check_offsets(offsets, idx.shape[0], fn)
-    idx = _in_range(idx, n, _range_message(fn, "input", n))
+        check_offsets(offsets, idx.shape[0], fn)
+    idx = in_range(idx, n, range_message(fn, "input", n))
     work = ms.float32 if w.dtype == ms.float16 else w.dtype
-    rows = _lookup(w, idx, pad, limit, p, by_freq).astype(work)
+    rows = lookup(w, idx, pad, limit, p, by_freq).astype(work)
     keep = ops.ones(idx.shape, ms.bool_) if pad < 0 else idx != pad
     if psw is not None:
         rows = rows * psw.astype(work).expand_dims(-1)
@@ -440,10 +371,10 @@ def _bags_aot(
 def _raise_bad_bags(status: Tensor, n: int) -> None:
     fn = "embedding_bag"
     if status[0] == 1:
-        raise ValueError(_range_message(fn, "input", n))
+        raise ValueError(range_message(fn, "input", n))
     if status[0] == STATUS_OFFSETS_START:
-        raise ValueError(_offsets_message(fn, STATUS_OFFSETS_START))
-    raise ValueError(_offsets_message(fn, STATUS_OFFSETS_END))
+        raise ValueError(offsets_message(fn, STATUS_OFFSETS_START))
+    raise ValueError(offsets_message(fn, STATUS_OFFSETS_END))
 
 
 # ----------------------------------------------------------------------------- Cells
