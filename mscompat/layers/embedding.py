@@ -40,6 +40,9 @@ __all__ = ["Embedding", "EmbeddingBag", "embedding", "embedding_bag"]
 _INDEX = (ms.int32, ms.int64)
 _MODES = ("sum", "mean", "max")
 _BAG_OP = "layers.embedding_bag"
+#: The static facts of a bag call the backends take: (mode, padding_idx wrapped (-1: none),
+#: max_norm (-1: none), norm_type, scale_grad_by_freq, number of bags).
+_BagSpec = Tuple[str, int, float, float, bool, int]
 
 
 # ----------------------------------------------------------------------------- checks
@@ -285,22 +288,15 @@ def embedding_bag(
         if offsets is not None:
             check_offsets(offsets, idx.shape[0], fn)
         return ops.zeros((bags, dim), w.dtype)
-    return call(_BAG_OP, idx, w, offsets, psw, mode, pad, limit, p, scale_grad_by_freq, bags)
+    spec = (mode, pad, limit, p, scale_grad_by_freq, bags)
+    return call(_BAG_OP, idx, w, offsets, psw, spec)
 
 
 @register(_BAG_OP, "composite", note="gather, then masked sums/maxima (segment ops for offsets)")
 def _bags_composite(
-    idx: Tensor,
-    w: Tensor,
-    offsets: Optional[Tensor],
-    psw: Optional[Tensor],
-    mode: str,
-    pad: int,
-    limit: float,
-    p: float,
-    by_freq: bool,
-    bags: int,
+    idx: Tensor, w: Tensor, offsets: Optional[Tensor], psw: Optional[Tensor], spec: _BagSpec
 ) -> Tensor:
+    mode, pad, limit, p, by_freq, bags = spec
     fn = "embedding_bag"
     n = w.shape[0]
     if offsets is not None:
@@ -339,18 +335,10 @@ def _bag_dummies(bags: int, index: Any, work: Any) -> Tuple[Tensor, Tensor, Tens
     _BAG_OP, "C++ bags in PyTorch's order (threaded by bags); row-by-row scatter-add backward"
 )
 def _bags_aot(
-    idx: Tensor,
-    w: Tensor,
-    offsets: Optional[Tensor],
-    psw: Optional[Tensor],
-    mode: str,
-    pad: int,
-    limit: float,
-    p: float,
-    by_freq: bool,
-    bags: int,
+    idx: Tensor, w: Tensor, offsets: Optional[Tensor], psw: Optional[Tensor], spec: _BagSpec
 ) -> Tensor:
     """float16 runs in float32 (as the composite, and PyTorch's accumulation)."""
+    mode, pad, limit, p, by_freq, bags = spec
     work = w if w.dtype != ms.float16 else w.astype(ms.float32)
     carrier, off, psw_in = _bag_dummies(bags, idx.dtype, work.dtype)
     if offsets is not None:
