@@ -159,6 +159,11 @@ int Forward(const T *w, int64_t rows, int64_t dim, const I *idx, const Layout<I>
   const int bad_offsets = lay.Check();
   if (bad_offsets) return bad_offsets;
   std::atomic<bool> bad{false};
+  if (lay.len == 0 && lay.n_off > lay.bags) {  // include_last_offset: indices past the last bag
+    const int64_t last = static_cast<int64_t>(lay.off[lay.n_off - 1]);
+    for (int64_t i = std::max<int64_t>(last, 0); i < lay.n; ++i)
+      if (idx[i] < 0 || static_cast<int64_t>(idx[i]) >= rows) bad = true;
+  }
   const bool renorm = c.max_norm >= 0;
   const Loops<T, I> &loops = Loops<T, I>::Get();
   ParallelFor(lay.bags, lay.n * dim + lay.bags, [&](int64_t begin, int64_t end) {
