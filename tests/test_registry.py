@@ -241,6 +241,7 @@ CALLS = [
     ("shape.fold", lambda d: (_t(_X.reshape(2, 12, 9) > 0, ms.int32), (4, 4), 2), {}),
     ("losses.giou_loss", lambda d: (_t(_BOX, d), _t(_BOX[::-1].copy(), d)), {}),
     ("vision.complete_box_iou_loss", lambda d: (_t(_BOX, d), _t(_BOX[::-1].copy(), d)), {}),
+    ("layers.embedding_bag", lambda d: (_t(np.array([[0, 2], [1, 0]])), _t(_BOX, d)), {}),
 ]
 
 

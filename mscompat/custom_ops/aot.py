@@ -184,6 +184,7 @@ _FIXED = {
     "i32": (DataType.I32_Default, ms.int32),
     "i8": (DataType.I8_Default, ms.int8),
     "f32": (DataType.F32_Default, ms.float32),
+    "f64": (DataType.F64_Default, ms.float64),
     "bool": (DataType.BOOL_Default, ms.bool_),
 }
 _VARIABLES = ("T", "U")
@@ -309,7 +310,7 @@ class Entry:
         name: the exported C function (``extern "C" int Name(...)``).
         signature: the kernel's parameters in order, inputs ``->`` outputs, each ``name`` or
             ``name:kind``: kind ``T`` (the default) and ``U`` take their dtypes from each row of
-            ``types``; ``i64``, ``i32``, ``i8``, ``f32`` and ``bool`` are fixed. Example:
+            ``types``; ``i64``, ``i32``, ``i8``, ``f32``, ``f64`` and ``bool`` are fixed. Example:
             ``"x t0:i64 dims:i8 -> values indices:i64"``.
         types: the dtype rows the kernel accepts: a ``DataType`` for ``T``, or ``(T, U)`` pairs.
         out_shape: input shapes -> output shape (a tuple of shapes for several outputs).

@@ -21,22 +21,31 @@ from mindspore import Parameter, Tensor, nn, ops
 from mindspore.ops import constexpr
 
 from mscompat._checks import check_bool, check_float_tensor, check_number, check_tensor, is_int
+from mscompat.custom_ops import embedding_bag as _bag_kernels
+from mscompat.custom_ops.embedding_bag import STATUS_OFFSETS_END, STATUS_OFFSETS_START
+from mscompat.custom_ops.registry import call, device_target, register
+from mscompat.layers._embedding_ops import (
+    bag_ids,
+    check_offsets,
+    dense_bags,
+    in_range,
+    lookup,
+    offsets_message,
+    range_message,
+    segment_bags,
+)
 
 __all__ = ["Embedding", "EmbeddingBag", "embedding", "embedding_bag"]
 
 _INDEX = (ms.int32, ms.int64)
 _MODES = ("sum", "mean", "max")
+_BAG_OP = "layers.embedding_bag"
+#: The static facts of a bag call the backends take: (mode, padding_idx wrapped (-1: none),
+#: max_norm (-1: none), norm_type, scale_grad_by_freq, number of bags).
+_BagSpec = Tuple[str, int, float, float, bool, int]
 
 
 # ----------------------------------------------------------------------------- checks
-
-
-@constexpr
-def _range_message(fn: str, name: str, n: int) -> str:
-    return (
-        f"{fn}(): {name} holds an index outside [0, {n}) (num_embeddings={n}, the rows of "
-        "weight); PyTorch raises 'index out of range in self'"
-    )
 
 
 def _check_indices(x: Any, name: str, fn: str) -> Tensor:
@@ -80,59 +89,6 @@ def _norm_args(max_norm: Any, norm_type: Any, fn: str) -> Tuple[float, float]:
     if m < 0:
         raise ValueError(f"{fn}(): max_norm must be >= 0, but got max_norm={max_norm}")
     return m, p
-
-
-@constexpr
-def _const(value: float, dtype: Any) -> Tensor:
-    """``value`` as a 0-d constant (under ``ms.jit`` a Python float is rounded to float32)."""
-    return Tensor(np.array(value, np.float64), dtype)
-
-
-def _in_range(idx: Tensor, n: int, message: str) -> Tensor:
-    """Return ``idx``; raise ``ValueError(message)`` if an index is outside ``[0, n)``."""
-    if ops.logical_or(idx < 0, idx >= n).any():
-        raise ValueError(message)
-    return idx
-
-
-# ----------------------------------------------------------------------------- lookup
-
-
-def _row_norms(rows: Tensor, p: float) -> Tensor:
-    a = ops.abs(rows)
-    if p == float("inf"):
-        return a.max(-1, keepdims=True)
-    if p == 2.0:
-        return ops.sqrt((a * a).sum(-1, keepdims=True))
-    if p == 1.0:
-        return a.sum(-1, keepdims=True)
-    return ops.pow(ops.pow(a, p).sum(-1, keepdims=True), 1.0 / p)
-
-
-def _lookup(
-    weight: Tensor, idx: Tensor, pad: int, max_norm: float, p: float, by_freq: bool
-) -> Tensor:
-    """``weight[idx]`` with PyTorch's renorm, gradient scaling and padding row."""
-    rows = ops.gather(weight, idx, 0)
-    if max_norm >= 0:
-        # PyTorch renormalises the weight in place, without gradient: the value is the
-        # renormalised row, the gradient reaches the row as it is. Its arithmetic: the norm in
-        # the row's dtype, the factor in float64, the product in float32 (float64 rows: float64).
-        work = ms.float64 if rows.dtype == ms.float64 else ms.float32
-        wide = ops.stop_gradient(rows).astype(work)
-        norms = _row_norms(wide, p).astype(rows.dtype).astype(ms.float64)
-        limit = _const(max_norm, ms.float64)
-        factor = ops.where(norms > limit, limit / (norms + _const(1e-7, ms.float64)), 1.0)
-        renormed = (wide * factor.astype(work)).astype(rows.dtype)
-        rows = renormed + (rows - ops.stop_gradient(rows))
-    if by_freq:
-        flat = idx.reshape(-1).astype(ms.int32)
-        counts = ops.unsorted_segment_sum(ops.ones(flat.shape, rows.dtype), flat, weight.shape[0])
-        per = ops.gather(counts, idx.astype(ms.int32), 0).expand_dims(-1)
-        rows = ops.stop_gradient(rows) + (rows - ops.stop_gradient(rows)) / per
-    if pad >= 0:
-        rows = ops.where((idx == pad).expand_dims(-1), ops.stop_gradient(rows), rows)
-    return rows
 
 
 def embedding(
@@ -192,31 +148,13 @@ def embedding(
     check_bool(sparse, "sparse")
     if idx.size == 0:
         return ops.zeros(idx.shape + (w.shape[1],), w.dtype)
-    idx = _in_range(idx, n, _range_message(fn, "input", n))
+    idx = in_range(idx, n, range_message(fn, "input", n))
     if idx.ndim == 0:
-        return _lookup(w, idx.reshape((1,)), pad, limit, p, scale_grad_by_freq).reshape(-1)
-    return _lookup(w, idx, pad, limit, p, scale_grad_by_freq)
+        return lookup(w, idx.reshape((1,)), pad, limit, p, scale_grad_by_freq).reshape(-1)
+    return lookup(w, idx, pad, limit, p, scale_grad_by_freq)
 
 
 # ----------------------------------------------------------------------------- bags
-
-
-def _bag_ids(offsets: Tensor, length: int, include_last: bool, fn: str) -> Tensor:
-    """The bag of each position of a 1-D input (``bags`` for positions past the last bag when
-    ``include_last_offset``)."""
-    positions = ops.arange(length, dtype=offsets.dtype)
-    return (ops.searchsorted(offsets, positions, right=True) - 1).astype(ms.int32)
-
-
-def _check_offsets(offsets: Tensor, length: int, fn: str) -> Tensor:
-    if offsets.size > 0 and offsets[0] != 0:
-        raise ValueError(
-            f"{fn}(): offsets[0] has to be 0, i.e., the first sequence in the mini-batch has "
-            "to start from position 0"
-        )
-    if offsets.size > 0 and offsets[-1] > length:
-        raise ValueError(f"{fn}(): offsets[-1] can not be greater than input's length")
-    return offsets
 
 
 @constexpr
@@ -346,53 +284,85 @@ def embedding_bag(
     limit, p = _norm_args(max_norm, norm_type, fn)
     check_bool(scale_grad_by_freq, "scale_grad_by_freq")
     check_bool(sparse, "sparse")
-    if offsets is not None:
-        offsets = _check_offsets(offsets, idx.shape[0], fn)
-    if idx.size == 0 or bags == 0:
+    if idx.size == 0 or bags == 0:  # answered here: no backend sees an empty bag list
+        if offsets is not None:
+            check_offsets(offsets, idx.shape[0], fn)
         return ops.zeros((bags, dim), w.dtype)
-    idx = _in_range(idx, n, _range_message(fn, "input", n))
+    spec = (mode, pad, limit, p, scale_grad_by_freq, bags)
+    return call(_BAG_OP, idx, w, offsets, psw, spec)
+
+
+@register(_BAG_OP, "composite", note="gather, then masked sums/maxima (segment ops for offsets)")
+def _bags_composite(
+    idx: Tensor, w: Tensor, offsets: Optional[Tensor], psw: Optional[Tensor], spec: _BagSpec
+) -> Tensor:
+    mode, pad, limit, p, by_freq, bags = spec
+    fn = "embedding_bag"
+    n = w.shape[0]
+    if offsets is not None:
+        check_offsets(offsets, idx.shape[0], fn)
+    idx = in_range(idx, n, range_message(fn, "input", n))
     work = ms.float32 if w.dtype == ms.float16 else w.dtype
-    rows = _lookup(w, idx, pad, limit, p, scale_grad_by_freq).astype(work)
+    rows = lookup(w, idx, pad, limit, p, by_freq).astype(work)
     keep = ops.ones(idx.shape, ms.bool_) if pad < 0 else idx != pad
     if psw is not None:
         rows = rows * psw.astype(work).expand_dims(-1)
     if idx.ndim == 2:
-        out = _dense_bags(rows, keep, mode, work)
+        out = dense_bags(rows, keep, mode, work)
     else:
-        segment = _bag_ids(offsets, idx.shape[0], include_last_offset, fn)
-        out = _segment_bags(rows, keep, segment, bags, mode, work)
+        out = segment_bags(rows, keep, bag_ids(offsets, idx.shape[0]), bags, mode, work)
     return out if work == w.dtype else out.astype(w.dtype)
 
 
-def _dense_bags(rows: Tensor, keep: Tensor, mode: str, work: Any) -> Tensor:
-    """Bags of a 2-D input: ``rows (B, N, D)``, ``keep (B, N)``."""
-    mask = keep.expand_dims(-1)
-    if mode == "max":
-        low = ops.full((), float("-inf"), dtype=work)
-        out = ops.amax(ops.where(mask, rows, low), 1)
-        return ops.where(keep.any(1, keep_dims=True), out, ops.zeros((), work))
-    total = ops.where(mask, rows, ops.zeros((), work)).sum(1)
-    if mode == "sum":
-        return total
-    count = keep.astype(work).sum(1, keepdims=True)
-    return total / ops.maximum(count, ops.ones((), work))
+@constexpr
+def _bag_config(mode: str, pad: int, limit: float, p: float, psw: bool, by_freq: bool) -> Tensor:
+    """The kernels' float64 configuration (``custom_ops.embedding_bag.CONFIG_SIZE``), built at
+    compile time under ``ms.jit``."""
+    cfg = [_MODES.index(mode), pad, 0, float(psw), limit, p, float(by_freq)]
+    return Tensor(np.array(cfg, np.float64))
 
 
-def _segment_bags(
-    rows: Tensor, keep: Tensor, segment: Tensor, bags: int, mode: str, work: Any
+@constexpr
+def _bag_dummies(bags: int, index: Any, work: Any) -> Tuple[Tensor, Tensor, Tensor]:
+    """The number of bags as a shape (int8), and 1-element stand-ins for missing offsets and
+    per_sample_weights (the kernels ignore them)."""
+    carrier = Tensor(np.zeros((bags,), np.int8))
+    off = Tensor(np.zeros((1,), np.int64)).astype(index)
+    return carrier, off, Tensor(np.zeros((1,), np.float64)).astype(work)
+
+
+@_bag_kernels.LIBRARY.backend(
+    _BAG_OP, "C++ bags in PyTorch's order (threaded by bags); row-by-row scatter-add backward"
+)
+def _bags_aot(
+    idx: Tensor, w: Tensor, offsets: Optional[Tensor], psw: Optional[Tensor], spec: _BagSpec
 ) -> Tensor:
-    """Bags of a 1-D input: ``rows (n, D)`` in bag ``segment`` (``bags``: past the end)."""
-    mask = keep.expand_dims(-1)
-    count = ops.unsorted_segment_sum(keep.astype(work), segment, bags + 1)[:bags].expand_dims(-1)
+    """float16 runs in float32 (as the composite, and PyTorch's accumulation)."""
+    mode, pad, limit, p, by_freq, bags = spec
+    work = w if w.dtype != ms.float16 else w.astype(ms.float32)
+    carrier, off, psw_in = _bag_dummies(bags, idx.dtype, work.dtype)
+    if offsets is not None:
+        off = offsets if offsets.dtype == idx.dtype else offsets.astype(idx.dtype)
+    if psw is not None:
+        psw_in = psw if psw.dtype == work.dtype else psw.astype(work.dtype)
+    cfg = _bag_config(mode, pad, limit, p, psw is not None, by_freq)
+    kernels = _bag_kernels.KERNELS[device_target()]
     if mode == "max":
-        low = ops.full((), float("-inf"), dtype=work)
-        out = ops.unsorted_segment_max(ops.where(mask, rows, low), segment, bags + 1)[:bags]
-        return ops.where(count > 0, out, ops.zeros((), work))
-    total = ops.unsorted_segment_sum(ops.where(mask, rows, ops.zeros((), work)), segment, bags + 1)
-    total = total[:bags]
-    if mode == "sum":
-        return total
-    return total / ops.maximum(count, ops.ones((), work))
+        out, _, status = kernels["BagMax"](work, idx, off, psw_in, cfg, carrier)
+    else:
+        out, status = kernels["BagSum"](work, idx, off, psw_in, cfg, carrier)
+    if status:  # one element, non-zero when a check failed (the cheapest condition)
+        _raise_bad_bags(status, w.shape[0])
+    return out if out.dtype == w.dtype else out.astype(w.dtype)
+
+
+def _raise_bad_bags(status: Tensor, n: int) -> None:
+    fn = "embedding_bag"
+    if status[0] == 1:
+        raise ValueError(range_message(fn, "input", n))
+    if status[0] == STATUS_OFFSETS_START:
+        raise ValueError(offsets_message(fn, STATUS_OFFSETS_START))
+    raise ValueError(offsets_message(fn, STATUS_OFFSETS_END))
 
 
 # ----------------------------------------------------------------------------- Cells

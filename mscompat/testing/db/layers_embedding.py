@@ -242,6 +242,10 @@ OPS: List[OpInfo] = [
                 "nn.functional.embedding_bag", adapter=embedding_bag_weight_first, stride=3
             ),
         ),
+        dispatch_op="layers.embedding_bag",
+        # every dtype runs the kernel (float16 through float32); the composite, the fallback:
+        # the float64 samples (the first two; all of them in `mscompat parity`)
+        backend_dtypes={"composite": ("float64",)},
     ),
     OpInfo(
         name="layers.Embedding",
