@@ -18,7 +18,7 @@ from mindspore import Tensor
 from mscompat.custom_ops.aot import FLOATS, Entry, KernelLibrary, expect, shape_of, zeros
 from mscompat.custom_ops.registry import device_target
 
-__all__ = ["CROSS_ENTROPY", "KERNELS", "LIBRARY", "QFL", "VFL", "probe"]
+__all__ = ["CROSS_ENTROPY", "CROSS_ENTROPY_REDUCE", "KERNELS", "LIBRARY", "QFL", "VFL", "probe"]
 
 
 def _qfl_bprop(
@@ -38,6 +38,25 @@ def _ce_bprop(
 ) -> Any:
     dx = KERNELS[device_target()]["CrossEntropyBackward"](x, target, weight, ignore, dout)
     return (dx,) + zeros(target, weight, ignore)
+
+
+def _ce_reduce_bprop(
+    x: Tensor,
+    target: Tensor,
+    weight: Tensor,
+    ignore: Tensor,
+    mode: Tensor,
+    out: Tensor,
+    dout: Tensor,
+) -> Any:
+    dx = KERNELS[device_target()]["CrossEntropyReduceBackward"](
+        x, target, weight, ignore, mode, dout
+    )
+    return (dx,) + zeros(target, weight, ignore, mode)
+
+
+def _scalar_shape(*_: Any) -> Any:
+    return []
 
 
 def _self_check(k: Dict[str, Any]) -> None:
@@ -94,6 +113,20 @@ LIBRARY = KernelLibrary(
             shape_of(0),
             bprop=None,
         ),
+        Entry(
+            "CrossEntropyReduce",
+            "x target:i64 weight ignore:i64 mode:i64 -> loss",
+            FLOATS,
+            _scalar_shape,
+            _ce_reduce_bprop,
+        ),
+        Entry(
+            "CrossEntropyReduceBackward",
+            "x target:i64 weight ignore:i64 mode:i64 dout -> dx",
+            FLOATS,
+            shape_of(0),
+            bprop=None,
+        ),
     ],
     _self_check,
 )
@@ -103,4 +136,6 @@ KERNELS = LIBRARY.kernels
 QFL: Dict[str, Any] = LIBRARY.table("QflForward")
 VFL: Dict[str, Any] = LIBRARY.table("VflForward")
 CROSS_ENTROPY: Dict[str, Any] = LIBRARY.table("CrossEntropyForward")
+#: device -> the reduced cross-entropy op (``mode``: 0 sum, 1 PyTorch's weighted mean).
+CROSS_ENTROPY_REDUCE: Dict[str, Any] = LIBRARY.table("CrossEntropyReduce")
 probe = LIBRARY.probe

@@ -13,7 +13,9 @@ from __future__ import annotations
 from typing import Any, Optional, Tuple
 
 import mindspore as ms
+import numpy as np
 from mindspore import Tensor, ops
+from mindspore.ops import constexpr
 
 from mscompat._checks import check_float_tensor, check_int, check_number, is_float_dtype
 from mscompat.custom_ops import class_loss as _kernels
@@ -194,10 +196,17 @@ def _cross_entropy_aot(
     red: str,
     smoothing: float,
 ) -> Tensor:
-    w = ops.ones((x.shape[1],), x.dtype) if weight is None else weight
+    w = _ones(x.shape[1], x.dtype) if weight is None else weight
     ignore = Tensor([ignore_index], ms.int64)
-    loss = _kernels.CROSS_ENTROPY[device_target()](x, target, w, ignore)
-    return _nll(loss, _target_weight(target, weight, ignore_index, x.dtype)[1], red)
+    if red != "none":  # the reduction in the kernel: no MindSpore op around it
+        mode = Tensor([1 if red == "mean" else 0], ms.int64)
+        return _kernels.CROSS_ENTROPY_REDUCE[device_target()](x, target, w, ignore, mode)
+    return _kernels.CROSS_ENTROPY[device_target()](x, target, w, ignore)
+
+
+@constexpr
+def _ones(c: int, dtype: Any) -> Tensor:
+    return Tensor(np.ones((c,)), dtype)
 
 
 def _check_class_target(x: Tensor, target: Any, fn: str) -> Tensor:

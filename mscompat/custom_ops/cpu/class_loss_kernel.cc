@@ -15,6 +15,10 @@
 //     torch.nn.functional.cross_entropy's per-row term on (N, C) logits and int64 class
 //     indices: -weight[t] log_softmax(x)[t], 0 where t == ignore (the front door checked the
 //     range; an index outside [0, C) here is kBadShape).
+//   CrossEntropyReduce(x, target, weight, ignore, mode) -> loss (0-d)
+//   CrossEntropyReduceBackward(x, target, weight, ignore, mode, dout) -> dx
+//     the same term summed (mode 0) or averaged over the kept targets' weights (mode 1,
+//     PyTorch's 'mean') in the kernel: no MindSpore op around it.
 //
 // float32 or float64 (pred/target/score/weight/dloss share it). Rows are split over threads for
 // large inputs (MSCOMPAT_NUM_THREADS caps the count). Numerics follow PyTorch's CPU formulas:
@@ -408,6 +412,78 @@ int CeGrad(const T *x, const int64_t *target, const T *w, int64_t ignore,
   return bad ? kBadShape : kOk;
 }
 
+// The reduced forms: mode 0 'sum', 1 'mean' (PyTorch's: over the weights of the targets
+// that are not ignored). The rows' losses and weights are summed in double over a fixed number
+// of row blocks added in order (deterministic); the result is T(total) / T(weights), as
+// nll_loss divides, so a mean where every target is ignored is 0 / 0 = NaN, as PyTorch's.
+constexpr int64_t kCeBlocks = 64;
+
+template <typename T>
+int CeReduce(const T *x, const int64_t *target, const T *w, int64_t ignore, int64_t mode,
+             T *out, int64_t n, int64_t c) {
+  const int64_t blocks = std::max<int64_t>(1, std::min<int64_t>(kCeBlocks, n));
+  double total[kCeBlocks] = {}, weights[kCeBlocks] = {};
+  std::atomic<bool> bad{false};
+  mscompat::ParallelFor(blocks, n * c, 1 << 15, 1 << 14, [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      double sum = 0.0, wsum = 0.0;
+      for (int64_t r = b * n / blocks; r < (b + 1) * n / blocks; ++r) {
+        const int64_t t = target[r];
+        if (t == ignore) continue;
+        if (t < 0 || t >= c) {
+          bad = true;
+          continue;
+        }
+        T m, log_s;
+        LogSumExp(x + r * c, c, &m, &log_s);
+        sum += -(((x[r * c + t] - m) - log_s) * w[t]);
+        wsum += w[t];
+      }
+      total[b] = sum;
+      weights[b] = wsum;
+    }
+  });
+  double sum = 0.0, wsum = 0.0;
+  for (int64_t b = 0; b < blocks; ++b) {
+    sum += total[b];
+    wsum += weights[b];
+  }
+  out[0] = mode == 1 ? static_cast<T>(sum) / static_cast<T>(wsum) : static_cast<T>(sum);
+  return bad ? kBadShape : kOk;
+}
+
+// The backward of CeReduce: each kept row's gradient of -w[t] log_softmax(x)[t] times dout (over
+// the targets' weight sum for the mean, as nll_loss's backward divides the incoming gradient).
+template <typename T>
+int CeReduceGrad(const T *x, const int64_t *target, const T *w, int64_t ignore, int64_t mode,
+                 T dout, T *dx, int64_t n, int64_t c) {
+  double wsum = 0.0;
+  for (int64_t r = 0; r < n; ++r) {
+    const int64_t t = target[r];
+    if (t != ignore && t >= 0 && t < c) wsum += w[t];
+  }
+  const T g = mode == 1 ? dout / static_cast<T>(wsum) : dout;
+  std::atomic<bool> bad{false};
+  ParallelRows(n, c, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t t = target[r];
+      T *row_dx = dx + r * c;
+      if (t == ignore || t < 0 || t >= c) {
+        bad = bad || t != ignore;
+        std::fill(row_dx, row_dx + c, T(0));
+        continue;
+      }
+      const T *row = x + r * c;
+      T m, log_s;
+      LogSumExp(row, c, &m, &log_s);
+      const T k = w[t] * g;
+      ScaledSoftmax(row, c, m, log_s, k, row_dx);
+      row_dx[t] -= k;
+    }
+  });
+  return bad ? kBadShape : kOk;
+}
+
 // The dtype shared by the listed parameters, float32/float64, else "".
 const char *FloatDtype(const char **dtypes, std::initializer_list<int> at) {
   const char *dt = mscompat::SharedDtype(dtypes, at);
@@ -537,5 +613,52 @@ extern "C" int CrossEntropyBackward(int nparam, void **params, int *ndims, int64
         static_cast<const T *>(params[0]), static_cast<const int64_t *>(params[1]),
         static_cast<const T *>(params[2]), static_cast<const int64_t *>(params[3])[0],
         static_cast<const T *>(params[4]), static_cast<T *>(params[5]), n, c);
+  });
+}
+
+// The reduced entry points: x (N, C), target (N) int64, weight (C), ignore (1) int64, mode (1)
+// int64, then the 0-d loss (forward) or dout (1) and dx (N, C) (backward).
+static int CheckCeReduce(int *ndims, int64_t **shapes, const char **dtypes, bool backward,
+                         int64_t *n, int64_t *c) {
+  if (!Matrix(ndims[0], shapes[0], n, c)) return kBadShape;
+  for (int i : {1, 3, 4})
+    if (std::strcmp(dtypes[i], "int64") != 0) return kBadDtype;
+  if (NumElements(ndims[1], shapes[1]) != *n || NumElements(ndims[2], shapes[2]) != *c ||
+      NumElements(ndims[3], shapes[3]) != 1 || NumElements(ndims[4], shapes[4]) != 1 ||
+      NumElements(ndims[5], shapes[5]) != 1)
+    return kBadShape;
+  if (backward && !mscompat::SameShape(ndims[0], shapes[0], ndims[6], shapes[6]))
+    return kBadShape;
+  return kOk;
+}
+
+extern "C" int CrossEntropyReduce(int nparam, void **params, int *ndims, int64_t **shapes,
+                                  const char **dtypes, void *, void *) {
+  if (nparam != 6) return kBadArity;
+  // params: x, target, weight, ignore, mode, loss (one element)
+  int64_t n, c;
+  if (int rc = CheckCeReduce(ndims, shapes, dtypes, false, &n, &c)) return rc;
+  return mscompat::ByDtype<float, double>(FloatDtype(dtypes, {0, 2, 5}), [&](auto v) {
+    using T = decltype(v);
+    return CeReduce(static_cast<const T *>(params[0]), static_cast<const int64_t *>(params[1]),
+                    static_cast<const T *>(params[2]), static_cast<const int64_t *>(params[3])[0],
+                    static_cast<const int64_t *>(params[4])[0], static_cast<T *>(params[5]), n,
+                    c);
+  });
+}
+
+extern "C" int CrossEntropyReduceBackward(int nparam, void **params, int *ndims, int64_t **shapes,
+                                          const char **dtypes, void *, void *) {
+  if (nparam != 7) return kBadArity;
+  // params: x, target, weight, ignore, mode, dout (one element), dx (N, C)
+  int64_t n, c;
+  if (int rc = CheckCeReduce(ndims, shapes, dtypes, true, &n, &c)) return rc;
+  return mscompat::ByDtype<float, double>(FloatDtype(dtypes, {0, 2, 5, 6}), [&](auto v) {
+    using T = decltype(v);
+    return CeReduceGrad(
+        static_cast<const T *>(params[0]), static_cast<const int64_t *>(params[1]),
+        static_cast<const T *>(params[2]), static_cast<const int64_t *>(params[3])[0],
+        static_cast<const int64_t *>(params[4])[0], static_cast<const T *>(params[5])[0],
+        static_cast<T *>(params[6]), n, c);
   });
 }
