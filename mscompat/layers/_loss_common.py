@@ -16,6 +16,7 @@ from mindspore import Tensor, nn, ops
 from mindspore.ops import constexpr
 
 from mscompat._checks import check_bool, check_float_tensor, check_number, check_tensor
+from mscompat.custom_ops.sum import reduce_sum
 
 __all__ = [
     "Loss",
@@ -116,7 +117,7 @@ def apply_reduction(loss: Tensor, reduction: str, dtype: Any) -> Tensor:
     if loss.size == 0:
         value = 0.0 if reduction == "sum" else float("nan")
         return ops.fill(dtype, (), value)
-    out = loss.sum() if reduction == "sum" else loss.mean()
+    out = reduce_sum(loss, 1 if reduction == "sum" else loss.size)
     return out.astype(dtype)
 
 

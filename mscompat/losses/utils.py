@@ -14,6 +14,7 @@ import mindspore as ms
 from mindspore import Tensor, ops
 
 from mscompat._checks import check_reduction, check_tensor, is_float_dtype
+from mscompat.custom_ops.sum import reduce_sum
 
 __all__ = ["reduce_loss", "weight_reduce_loss", "weighted_loss"]
 
@@ -72,7 +73,9 @@ def _sum(x: Tensor) -> Tensor:
     if x.size == 0:
         return ops.zeros((), x.dtype)
     if x.dtype == ms.float16:
-        return x.astype(ms.float32).sum().astype(ms.float16)
+        return reduce_sum(x.astype(ms.float32)).astype(ms.float16)
+    if is_float_dtype(x.dtype):
+        return reduce_sum(x)
     return x.sum()
 
 
@@ -81,8 +84,8 @@ def _mean(x: Tensor) -> Tensor:
     if x.size == 0:
         return ops.fill(x.dtype, (), float("nan"))
     if x.dtype == ms.float16:
-        return x.astype(ms.float32).mean().astype(ms.float16)
-    return x.mean()
+        return reduce_sum(x.astype(ms.float32), x.size).astype(ms.float16)
+    return reduce_sum(x, x.size)
 
 
 def _mul(loss: Tensor, weight: Tensor) -> Tensor:
