@@ -46,7 +46,7 @@ using mscompat::HasAvx2;
 using mscompat::PowExp;
 using mscompat::PowExpGrad;
 using mscompat::LogSumExp;
-using mscompat::ScaledSoftmax;
+using mscompat::ScaledSoftmaxOnePass;
 
 // Rows of `cols` elements: one thread below 2^15 elements, one per 2^14 above.
 template <typename F>
@@ -400,12 +400,9 @@ int CeGrad(const T *x, const int64_t *target, const T *w, int64_t ignore,
         std::fill(out, out + c, T(0));
         continue;
       }
-      const T *row = x + r * c;
-      T m, log_s;
-      LogSumExp(row, c, &m, &log_s);
       // log_softmax's backward of the one-hot gradient -w[t] g at t.
       const T k = g[r] * w[t];
-      ScaledSoftmax(row, c, m, log_s, k, out);
+      ScaledSoftmaxOnePass(x + r * c, c, k, out);
       out[t] -= k;
     }
   });
@@ -473,11 +470,8 @@ int CeReduceGrad(const T *x, const int64_t *target, const T *w, int64_t ignore, 
         std::fill(row_dx, row_dx + c, T(0));
         continue;
       }
-      const T *row = x + r * c;
-      T m, log_s;
-      LogSumExp(row, c, &m, &log_s);
       const T k = w[t] * g;
-      ScaledSoftmax(row, c, m, log_s, k, row_dx);
+      ScaledSoftmaxOnePass(x + r * c, c, k, row_dx);
       row_dx[t] -= k;
     }
   });

@@ -69,6 +69,66 @@ __attribute__((target("avx2,fma"))) inline int64_t ScaledSoftmaxAvx2(const float
 }
 #endif
 
+// out[j] = k * softmax(row)[j] with one exp per element: exp(row[j] - max) stored in out, then
+// scaled by k / sum (a backward's softmax; the forward's log-sum-exp is not kept).
+template <typename T>
+inline void ScaledSoftmaxOnePassScalar(const T *row, int64_t from, int64_t c, T m, T k, T *out,
+                                       T s) {
+  for (int64_t j = from; j < c; ++j) {
+    out[j] = std::exp(row[j] - m);
+    s += out[j];
+  }
+  const T scale = k / s;
+  for (int64_t j = 0; j < c; ++j) out[j] *= scale;
+}
+
+#ifdef MSCOMPAT_AVX2
+// The vector part of ScaledSoftmaxOnePass: the max, then exp(x - max) of whole groups of 8 into
+// out; returns the first column left to the scalar loop and the groups' sum in *s.
+__attribute__((target("avx2,fma"))) inline int64_t ExpShiftedAvx2(const float *row, int64_t c,
+                                                                  float *m, float *out,
+                                                                  float *s) {
+  __m256 vmax = _mm256_loadu_ps(row);
+  int64_t j = 8;
+  for (; j + 8 <= c; j += 8) vmax = _mm256_max_ps(vmax, _mm256_loadu_ps(row + j));
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, vmax);
+  float top = lanes[0];
+  for (int l = 1; l < 8; ++l) top = std::max(top, lanes[l]);
+  for (; j < c; ++j) top = std::max(top, row[j]);
+  const __m256 vtop = _mm256_set1_ps(top);
+  __m256 acc = _mm256_setzero_ps();
+  j = 0;
+  for (; j + 8 <= c; j += 8) {
+    const __m256 e = _ZGVdN8v_expf(_mm256_sub_ps(_mm256_loadu_ps(row + j), vtop));
+    _mm256_storeu_ps(out + j, e);
+    acc = _mm256_add_ps(acc, e);
+  }
+  _mm256_store_ps(lanes, acc);
+  float sum = 0.0f;
+  for (int l = 0; l < 8; ++l) sum += lanes[l];
+  *m = top;
+  *s = sum;
+  return j;
+}
+#endif
+
+template <typename T>
+inline void ScaledSoftmaxOnePass(const T *row, int64_t c, T k, T *out) {
+#ifdef MSCOMPAT_AVX2
+  if constexpr (std::is_same<T, float>::value) {
+    if (c >= 8 && HasAvx2()) {
+      float m, s;
+      const int64_t from = ExpShiftedAvx2(row, c, &m, out, &s);
+      return ScaledSoftmaxOnePassScalar(row, from, c, m, k, out, s);
+    }
+  }
+#endif
+  T m = row[0];
+  for (int64_t j = 1; j < c; ++j) m = std::max(m, row[j]);
+  ScaledSoftmaxOnePassScalar(row, 0, c, m, k, out, T(0));
+}
+
 template <typename T>
 inline void LogSumExp(const T *row, int64_t c, T *m, T *log_s) {
 #ifdef MSCOMPAT_AVX2
