@@ -41,22 +41,16 @@ def _ce_bprop(
 
 
 def _ce_reduce_bprop(
-    x: Tensor,
-    target: Tensor,
-    weight: Tensor,
-    ignore: Tensor,
-    mode: Tensor,
-    out: Tensor,
-    dout: Tensor,
+    x: Tensor, target: Tensor, weight: Tensor, ignore: Tensor, mode: Tensor, out: Any, dout: Any
 ) -> Any:
     dx = KERNELS[device_target()]["CrossEntropyReduceBackward"](
-        x, target, weight, ignore, mode, dout
+        x, target, weight, ignore, mode, dout[0]
     )
     return (dx,) + zeros(target, weight, ignore, mode)
 
 
-def _scalar_shape(*_: Any) -> Any:
-    return []
+def _reduce_shape(*_: Any) -> Any:
+    return [], [1]
 
 
 def _self_check(k: Dict[str, Any]) -> None:
@@ -115,9 +109,9 @@ LIBRARY = KernelLibrary(
         ),
         Entry(
             "CrossEntropyReduce",
-            "x target:i64 weight ignore:i64 mode:i64 -> loss",
+            "x target:i64 weight ignore:i64 mode:i64 -> loss bad:i64",
             FLOATS,
-            _scalar_shape,
+            _reduce_shape,
             _ce_reduce_bprop,
         ),
         Entry(

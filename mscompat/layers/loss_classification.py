@@ -22,6 +22,7 @@ from mscompat.custom_ops import class_loss as _kernels
 from mscompat.custom_ops.registry import TensorSpec, call, device_target, register
 from mscompat.layers._loss_common import (
     Loss,
+    _range_message,
     as_tensor,
     check_dtype_match,
     check_index_range,
@@ -126,6 +127,8 @@ def _cross_entropy_composite(
     smoothing: float,
 ) -> Tensor:
     c = x.shape[1]
+    if target.dtype == ms.int64:
+        check_index_range(target, 0, c, ignore_index, "cross_entropy")
     w_row = None if weight is None else _weight_row(weight, x.ndim, 1)
     if target.dtype != ms.int64:  # class probabilities
         logp = _log_softmax(x, 1)
@@ -198,9 +201,14 @@ def _cross_entropy_aot(
 ) -> Tensor:
     w = _ones(x.shape[1], x.dtype) if weight is None else weight
     ignore = Tensor([ignore_index], ms.int64)
-    if red != "none":  # the reduction in the kernel: no MindSpore op around it
+    if red != "none":  # the reduction and the range count in the kernel
         mode = Tensor([1 if red == "mean" else 0], ms.int64)
-        return _kernels.CROSS_ENTROPY_REDUCE[device_target()](x, target, w, ignore, mode)
+        kernel = _kernels.CROSS_ENTROPY_REDUCE[device_target()]
+        loss, bad = kernel(x, target, w, ignore, mode)
+        if bad[0] > 0:  # read, in graph mode too, as check_index_range
+            raise ValueError(_range_message("cross_entropy", "target", 0, x.shape[1], ignore_index))
+        return loss
+    check_index_range(target, 0, x.shape[1], ignore_index, "cross_entropy")
     return _kernels.CROSS_ENTROPY[device_target()](x, target, w, ignore)
 
 
@@ -390,8 +398,7 @@ def cross_entropy(
         t = _check_class_target(x, target, "cross_entropy")
     _, c = _class_shape(x, weight, t)
     w = _check_weight(x, weight, c)
-    if t.dtype == ms.int64:
-        t = check_index_range(t, 0, c, ignore_index, "cross_entropy")
+    # the class indices' range is checked by the backend (the fused kernel counts them)
     if x.size == 0:
         return _empty(x, t if t.dtype == ms.int64 else t.sum(1), red)
     xf, tf = _frames(upcast(x), t)

@@ -15,10 +15,11 @@
 //     torch.nn.functional.cross_entropy's per-row term on (N, C) logits and int64 class
 //     indices: -weight[t] log_softmax(x)[t], 0 where t == ignore (the front door checked the
 //     range; an index outside [0, C) here is kBadShape).
-//   CrossEntropyReduce(x, target, weight, ignore, mode) -> loss (0-d)
+//   CrossEntropyReduce(x, target, weight, ignore, mode) -> (loss (0-d), bad (1) int64)
 //   CrossEntropyReduceBackward(x, target, weight, ignore, mode, dout) -> dx
 //     the same term summed (mode 0) or averaged over the kept targets' weights (mode 1,
-//     PyTorch's 'mean') in the kernel: no MindSpore op around it.
+//     PyTorch's 'mean') in the kernel, the targets outside [0, C) counted (and skipped) for the
+//     front door's error: no MindSpore op around it but that test.
 //
 // float32 or float64 (pred/target/score/weight/dloss share it). Rows are split over threads for
 // large inputs (MSCOMPAT_NUM_THREADS caps the count). Numerics follow PyTorch's CPU formulas:
@@ -417,18 +418,18 @@ constexpr int64_t kCeBlocks = 64;
 
 template <typename T>
 int CeReduce(const T *x, const int64_t *target, const T *w, int64_t ignore, int64_t mode,
-             T *out, int64_t n, int64_t c) {
+             T *out, int64_t *bad_count, int64_t n, int64_t c) {
   const int64_t blocks = std::max<int64_t>(1, std::min<int64_t>(kCeBlocks, n));
   double total[kCeBlocks] = {}, weights[kCeBlocks] = {};
-  std::atomic<bool> bad{false};
+  std::atomic<int64_t> bad{0};
   mscompat::ParallelFor(blocks, n * c, 1 << 15, 1 << 14, [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b) {
       double sum = 0.0, wsum = 0.0;
       for (int64_t r = b * n / blocks; r < (b + 1) * n / blocks; ++r) {
         const int64_t t = target[r];
         if (t == ignore) continue;
-        if (t < 0 || t >= c) {
-          bad = true;
+        if (t < 0 || t >= c) {  // counted: the front door raises PyTorch's error
+          ++bad;
           continue;
         }
         T m, log_s;
@@ -446,7 +447,8 @@ int CeReduce(const T *x, const int64_t *target, const T *w, int64_t ignore, int6
     wsum += weights[b];
   }
   out[0] = mode == 1 ? static_cast<T>(sum) / static_cast<T>(wsum) : static_cast<T>(sum);
-  return bad ? kBadShape : kOk;
+  bad_count[0] = bad;
+  return kOk;
 }
 
 // The backward of CeReduce: each kept row's gradient of -w[t] log_softmax(x)[t] times dout (over
@@ -621,23 +623,25 @@ static int CheckCeReduce(int *ndims, int64_t **shapes, const char **dtypes, bool
       NumElements(ndims[3], shapes[3]) != 1 || NumElements(ndims[4], shapes[4]) != 1 ||
       NumElements(ndims[5], shapes[5]) != 1)
     return kBadShape;
-  if (backward && !mscompat::SameShape(ndims[0], shapes[0], ndims[6], shapes[6]))
+  if (backward ? !mscompat::SameShape(ndims[0], shapes[0], ndims[6], shapes[6])
+               : std::strcmp(dtypes[6], "int64") != 0 || NumElements(ndims[6], shapes[6]) != 1)
     return kBadShape;
   return kOk;
 }
 
 extern "C" int CrossEntropyReduce(int nparam, void **params, int *ndims, int64_t **shapes,
                                   const char **dtypes, void *, void *) {
-  if (nparam != 6) return kBadArity;
-  // params: x, target, weight, ignore, mode, loss (one element)
+  if (nparam != 7) return kBadArity;
+  // params: x, target, weight, ignore, mode, loss (one element), bad (1, int64: the targets
+  // outside [0, C) other than ignore, skipped)
   int64_t n, c;
   if (int rc = CheckCeReduce(ndims, shapes, dtypes, false, &n, &c)) return rc;
   return mscompat::ByDtype<float, double>(FloatDtype(dtypes, {0, 2, 5}), [&](auto v) {
     using T = decltype(v);
     return CeReduce(static_cast<const T *>(params[0]), static_cast<const int64_t *>(params[1]),
                     static_cast<const T *>(params[2]), static_cast<const int64_t *>(params[3])[0],
-                    static_cast<const int64_t *>(params[4])[0], static_cast<T *>(params[5]), n,
-                    c);
+                    static_cast<const int64_t *>(params[4])[0], static_cast<T *>(params[5]),
+                    static_cast<int64_t *>(params[6]), n, c);
   });
 }
 
