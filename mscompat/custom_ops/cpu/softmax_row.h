@@ -33,8 +33,8 @@ inline void ScaledSoftmaxScalar(const T *row, int64_t from, int64_t c, T m, T lo
 }
 
 #ifdef MSCOMPAT_AVX2
-__attribute__((target("avx2,fma"))) inline void LogSumExpAvx2(const float *row, int64_t c, float *m,
-                                                        float *log_s) {
+// The largest value of a row of c >= 8 floats.
+__attribute__((target("avx2,fma"))) inline float RowMaxAvx2(const float *row, int64_t c) {
   __m256 vmax = _mm256_loadu_ps(row);
   int64_t j = 8;
   for (; j + 8 <= c; j += 8) vmax = _mm256_max_ps(vmax, _mm256_loadu_ps(row + j));
@@ -43,9 +43,16 @@ __attribute__((target("avx2,fma"))) inline void LogSumExpAvx2(const float *row, 
   float top = lanes[0];
   for (int l = 1; l < 8; ++l) top = std::max(top, lanes[l]);
   for (; j < c; ++j) top = std::max(top, row[j]);
+  return top;
+}
+
+__attribute__((target("avx2,fma"))) inline void LogSumExpAvx2(const float *row, int64_t c, float *m,
+                                                        float *log_s) {
+  const float top = RowMaxAvx2(row, c);
   const __m256 vtop = _mm256_set1_ps(top);
   __m256 acc = _mm256_setzero_ps();
-  j = 0;
+  int64_t j = 0;
+  alignas(32) float lanes[8];
   for (; j + 8 <= c; j += 8)
     acc = _mm256_add_ps(acc, _ZGVdN8v_expf(_mm256_sub_ps(_mm256_loadu_ps(row + j), vtop)));
   _mm256_store_ps(lanes, acc);
@@ -88,17 +95,11 @@ inline void ScaledSoftmaxOnePassScalar(const T *row, int64_t from, int64_t c, T 
 __attribute__((target("avx2,fma"))) inline int64_t ExpShiftedAvx2(const float *row, int64_t c,
                                                                   float *m, float *out,
                                                                   float *s) {
-  __m256 vmax = _mm256_loadu_ps(row);
-  int64_t j = 8;
-  for (; j + 8 <= c; j += 8) vmax = _mm256_max_ps(vmax, _mm256_loadu_ps(row + j));
-  alignas(32) float lanes[8];
-  _mm256_store_ps(lanes, vmax);
-  float top = lanes[0];
-  for (int l = 1; l < 8; ++l) top = std::max(top, lanes[l]);
-  for (; j < c; ++j) top = std::max(top, row[j]);
+  const float top = RowMaxAvx2(row, c);
   const __m256 vtop = _mm256_set1_ps(top);
   __m256 acc = _mm256_setzero_ps();
-  j = 0;
+  int64_t j = 0;
+  alignas(32) float lanes[8];
   for (; j + 8 <= c; j += 8) {
     const __m256 e = _ZGVdN8v_expf(_mm256_sub_ps(_mm256_loadu_ps(row + j), vtop));
     _mm256_storeu_ps(out + j, e);
