@@ -33,8 +33,9 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import mindspore as ms
+import numpy as np
 from mindspore import ops
-from mindspore.ops import CustomRegOp, DataType
+from mindspore.ops import CustomRegOp, DataType, constexpr
 
 __all__ = [
     "COPY_TYPES",
@@ -46,6 +47,7 @@ __all__ = [
     "KernelLibrary",
     "KernelUnavailableError",
     "LockedCustom",
+    "constant",
     "expect",
     "kernel_dtype",
     "kernel_path",
@@ -250,6 +252,13 @@ def shape_of(*at: int) -> Callable[..., Any]:
         return got[0] if len(got) == 1 else got
 
     return out_shape
+
+
+@constexpr
+def constant(shape: Tuple[int, ...], value: Any, dtype: Any) -> Any:
+    """A Tensor of ``shape`` filled with ``value``, built at compile time under ``ms.jit`` (a
+    kernel's constant input, e.g. the weights of "no weight": no op in the graph)."""
+    return ms.Tensor(np.full(shape, value, ms.dtype_to_nptype(dtype)))
 
 
 def zeros(*xs: Any) -> Tuple[Any, ...]:

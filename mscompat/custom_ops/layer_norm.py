@@ -14,9 +14,8 @@ from typing import Any, Dict, Optional
 import mindspore as ms
 import numpy as np
 from mindspore import Tensor
-from mindspore.ops import constexpr
 
-from mscompat.custom_ops.aot import FLOATS, Entry, KernelLibrary, expect, zeros
+from mscompat.custom_ops.aot import FLOATS, Entry, KernelLibrary, constant, expect, zeros
 from mscompat.custom_ops.registry import TensorSpec, device_target
 
 __all__ = ["KERNELS", "LIBRARY", "kernel_dtypes", "layer_norm", "probe"]
@@ -70,11 +69,6 @@ def kernel_dtypes(x: TensorSpec, ndims: int, weight: Any, bias: Any, *_: Any) ->
     return None
 
 
-@constexpr
-def _filled(value: float, cols: int, dtype: Any) -> Tensor:
-    return Tensor(np.full((cols,), value), dtype)
-
-
 def layer_norm(
     x: Tensor, ndims: int, weight: Optional[Tensor], bias: Optional[Tensor], eps: float
 ) -> Tensor:
@@ -82,7 +76,7 @@ def layer_norm(
     cols = 1
     for s in x.shape[x.ndim - ndims :]:
         cols *= s
-    w = _filled(1.0, cols, x.dtype) if weight is None else weight.reshape((cols,))
-    b = _filled(0.0, cols, x.dtype) if bias is None else bias.reshape((cols,))
+    w = constant((cols,), 1.0, x.dtype) if weight is None else weight.reshape((cols,))
+    b = constant((cols,), 0.0, x.dtype) if bias is None else bias.reshape((cols,))
     coef = Tensor([eps], x.dtype)
     return KERNELS[device_target()]["LayerNormForward"](x, w, b, coef)[0]

@@ -61,11 +61,8 @@ MIN_KERNEL_SIZE = 1 << 16
 def _float_kernel(x: TensorSpec, *_: Any) -> Optional[str]:
     if x.dtype not in (ms.float32, ms.float64):
         return f"{x.dtype_name} is not supported by the kernel (float32/float64)"
-    size = 1
-    for s in x.shape:
-        size *= s
-    if size < MIN_KERNEL_SIZE:
-        return f"{size} elements: MindSpore's sum (the kernel from {MIN_KERNEL_SIZE})"
+    if x.size < MIN_KERNEL_SIZE:
+        return f"{x.size} elements: MindSpore's sum (the kernel from {MIN_KERNEL_SIZE})"
     return None
 
 

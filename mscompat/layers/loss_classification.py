@@ -13,12 +13,11 @@ from __future__ import annotations
 from typing import Any, Optional, Tuple
 
 import mindspore as ms
-import numpy as np
 from mindspore import Tensor, ops
-from mindspore.ops import constexpr
 
 from mscompat._checks import check_float_tensor, check_int, check_number, is_float_dtype
 from mscompat.custom_ops import class_loss as _kernels
+from mscompat.custom_ops.aot import constant
 from mscompat.custom_ops.registry import TensorSpec, call, device_target, register
 from mscompat.layers._loss_common import (
     Loss,
@@ -199,7 +198,7 @@ def _cross_entropy_aot(
     red: str,
     smoothing: float,
 ) -> Tensor:
-    w = _ones(x.shape[1], x.dtype) if weight is None else weight
+    w = constant((x.shape[1],), 1.0, x.dtype) if weight is None else weight
     ignore = Tensor([ignore_index], ms.int64)
     if red != "none":  # the reduction and the range count in the kernel
         mode = Tensor([1 if red == "mean" else 0], ms.int64)
@@ -210,11 +209,6 @@ def _cross_entropy_aot(
         return loss
     check_index_range(target, 0, x.shape[1], ignore_index, "cross_entropy")
     return _kernels.CROSS_ENTROPY[device_target()](x, target, w, ignore)
-
-
-@constexpr
-def _ones(c: int, dtype: Any) -> Tensor:
-    return Tensor(np.ones((c,)), dtype)
 
 
 def _check_class_target(x: Tensor, target: Any, fn: str) -> Tensor:

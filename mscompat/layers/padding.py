@@ -25,6 +25,7 @@ from mindspore import Tensor, nn, ops
 from mindspore.ops import constexpr
 
 from mscompat._checks import check_numel, check_tensor, is_int
+from mscompat.custom_ops.aot import constant
 from mscompat.custom_ops.registry import call, register
 
 __all__ = [
@@ -121,12 +122,6 @@ def _plan(shape: Tuple[int, ...], pad: Any, mode: Any, value: Any, is_bool: bool
 def _padded_shape(shape: Tuple[int, ...], pairs: Pads) -> Tuple[int, ...]:
     first = len(shape) - len(pairs)
     return tuple(s + lo + hi for s, (lo, hi) in zip(shape[first:], pairs))
-
-
-@constexpr
-def _filled(shape: Tuple[int, ...], value: Any, dtype: Any) -> Tensor:
-    """The output of an empty input: all ``value`` (or empty), built without a kernel."""
-    return Tensor(np.full(shape, value, ms.dtype_to_nptype(dtype)))
 
 
 def _index_table(length: int, lo: int, hi: int, mode: str) -> np.ndarray:
@@ -252,7 +247,7 @@ def pad(
     fill = 0 if value is None else value
     out = x.shape[: x.ndim - len(pairs)] + _padded_shape(x.shape, pairs)
     if x.size == 0 or 0 in out:  # answered here: no kernel sees an empty tensor
-        return _filled(out, fill, x.dtype)
+        return constant(out, fill, x.dtype)
     return call("layers.pad", x, pairs, mode, fill)
 
 
