@@ -216,6 +216,8 @@ _BAD_DTYPE: Bad = ((_X.astype(np.int32), _Y), {}, TypeError, r"input must be a f
 _BAD_LEGACY: Bad = ((_X, _Y), {"reduce": 1}, TypeError, r"reduce must be a bool")
 _T3 = np.array([0, 1, 2, 1], np.int64)
 _TRIPLE = (_X, _Y, _Y)
+# PyTorch writes the loss into a Tensor of input's shape: a target may not widen it
+_BAD_WIDEN: Bad = ((np.zeros((), np.float32), _X), {}, ValueError, r"must broadcast to input's")
 
 
 def _triplet_errors(distance: bool) -> Callable[[], Any]:
@@ -430,13 +432,7 @@ OPS: List[OpInfo] = [
     _entry(
         "soft_margin_loss",
         _soft_samples,
-        _errors(
-            _BAD_RED,
-            _BAD_SHAPE,
-            _BAD_DTYPE,
-            _BAD_LEGACY,
-            ((np.zeros((), np.float32), _X), {}, ValueError, r"must broadcast to input's shape"),
-        ),
+        _errors(_BAD_RED, _BAD_SHAPE, _BAD_DTYPE, _BAD_LEGACY, _BAD_WIDEN),
         (0,),
         known=tuple(
             KnownDifference(
