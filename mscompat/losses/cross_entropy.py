@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import warnings
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Optional, Sequence, Tuple, Union
 
 import mindspore as ms
 from mindspore import Tensor, nn, ops
@@ -19,9 +19,22 @@ from mscompat._checks import (
     is_float_dtype,
 )
 from mscompat.custom_ops import class_loss as _kernels
-from mscompat.custom_ops.registry import TensorSpec, call, device_target, register
+from mscompat.custom_ops.registry import (
+    TensorSpec,
+    call,
+    chosen_backend,
+    device_target,
+    register,
+)
 from mscompat.losses import _ops
-from mscompat.losses.utils import AvgFactor, _check_avg_factor, _sum, weight_reduce_loss
+from mscompat.losses.utils import (
+    AvgFactor,
+    _avg_factor_div,
+    _check_avg_factor,
+    _sum,
+    scalar_like,
+    weight_reduce_loss,
+)
 
 __all__ = ["CrossEntropyLoss", "binary_cross_entropy", "cross_entropy", "mask_cross_entropy"]
 
@@ -92,10 +105,41 @@ def _ce_kernel_supports(
 def _ce_aot(
     pred: Tensor, label: Tensor, class_weight: Optional[Tensor], ignore_index: int
 ) -> Tensor:
+    w, ignore = _kernel_config(pred, class_weight, ignore_index)
+    return _kernels.CROSS_ENTROPY[device_target()](pred, label.astype(ms.int64), w, ignore)
+
+
+def _kernel_config(
+    pred: Tensor, class_weight: Optional[Tensor], ignore_index: int
+) -> Tuple[Tensor, Tensor]:
+    """The cross-entropy kernels' class weight (ones for none) and ignore index Tensors."""
     c = pred.shape[1]
     w = ops.ones((c,), pred.dtype) if class_weight is None else class_weight.astype(pred.dtype)
-    ignore = Tensor([ignore_index], ms.int64)
-    return _kernels.CROSS_ENTROPY[device_target()](pred, label.astype(ms.int64), w, ignore)
+    return w, Tensor([ignore_index], ms.int64)
+
+
+def _ce_aot_reduced(
+    pred: Tensor,
+    label: Tensor,
+    class_weight: Optional[Tensor],
+    ignore_index: int,
+    reduction: str,
+    avg_factor: AvgFactor,
+    message: str,
+) -> Tensor:
+    """MMDetection's ``weight_reduce_loss`` of the ``aot`` backend's loss without a weight: the
+    kernel sums the rows (and counts the labels out of range, read here for the error), then
+    ``'mean'`` divides by ``N`` or ``avg_factor + eps``; no per-row loss is written."""
+    w, ignore = _kernel_config(pred, class_weight, ignore_index)
+    kernel = _kernels.CROSS_ENTROPY_REDUCE[device_target()]
+    total, bad = kernel(pred, label.astype(ms.int64), w, ignore, Tensor([0], ms.int64))
+    if bad[0] > 0:  # read, in graph mode too, as check_label_range
+        raise ValueError(message)
+    if reduction == "sum":
+        return total
+    if avg_factor is not None:
+        return _avg_factor_div(total, avg_factor)
+    return total / scalar_like(float(label.size), total)
 
 
 def cross_entropy(
@@ -161,14 +205,11 @@ def cross_entropy(
         )
     num_classes = pred.shape[1]
     cw = _class_weight(class_weight, pred, num_classes)
-    label = _ops.check_label_range(
-        label,
-        0,
-        num_classes,
-        "label",
-        f"label: each target must be in [0, {num_classes}) or ignore_index",
-        ignore=ignore_index,
-    )
+    message = f"label: each target must be in [0, {num_classes}) or ignore_index"
+    fusable = weight is None and reduction != "none" and not (avg_non_ignore and avg_factor is None)
+    if fusable and chosen_backend("losses.cross_entropy", pred, label, cw, ignore_index) == "aot":
+        return _ce_aot_reduced(pred, label, cw, ignore_index, reduction, avg_factor, message)
+    label = _ops.check_label_range(label, 0, num_classes, "label", message, ignore=ignore_index)
     if weight is not None:
         weight = check_tensor(weight, "weight").astype(ms.float32)
     loss = call("losses.cross_entropy", pred, label, cw, ignore_index)

@@ -46,8 +46,8 @@ using mscompat::HasAvx2;
 #endif
 using mscompat::PowExp;
 using mscompat::PowExpGrad;
-using mscompat::LogSumExp;
-using mscompat::ScaledSoftmaxOnePass;
+using mscompat::LogSumExpRows;
+using mscompat::ScaledSoftmaxRows;
 
 // Rows of `cols` elements: one thread below 2^15 elements, one per 2^14 above.
 template <typename F>
@@ -369,45 +369,57 @@ int CeLoss(const T *x, const int64_t *target, const T *w, int64_t ignore, T *los
                         int64_t n, int64_t c) {
   std::atomic<bool> bad{false};
   ParallelRows(n, c, [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      const int64_t t = target[r];
-      if (t == ignore) {
-        loss[r] = T(0);
-        continue;
+    T m[8], log_s[8];
+    for (int64_t r = r0; r < r1;) {
+      const int64_t rows = LogSumExpRows(x, r, r1, c, m, log_s);
+      for (int64_t q = 0; q < rows; ++q, ++r) {
+        const int64_t t = target[r];
+        if (t == ignore || t < 0 || t >= c) {
+          bad = bad || t != ignore;
+          loss[r] = T(0);
+          continue;
+        }
+        loss[r] = -(((x[r * c + t] - m[q]) - log_s[q]) * w[t]);
       }
-      if (t < 0 || t >= c) {
-        bad = true;
-        loss[r] = T(0);
-        continue;
+    }
+  });
+  return bad ? kBadShape : kOk;
+}
+
+// The rows' gradient of -w[t] log_softmax(x)[t] times dloss (row_scale(r)): log_softmax's
+// backward of the one-hot gradient, k softmax(x) - k at t with k = row_scale(r) w[t]; zeros
+// for ignored and out-of-range targets (kBadShape for the latter).
+template <typename T, typename Scale>
+int CeRowsGrad(const T *x, const int64_t *target, const T *w, int64_t ignore, Scale row_scale,
+               T *dx, int64_t n, int64_t c) {
+  std::atomic<bool> bad{false};
+  ParallelRows(n, c, [&](int64_t r0, int64_t r1) {
+    T k[8];
+    for (int64_t r = r0; r < r1;) {
+      const int64_t rows = std::min<int64_t>(8, r1 - r);
+      for (int64_t q = 0; q < rows; ++q) {
+        const int64_t t = target[r + q];
+        k[q] = (t == ignore || t < 0 || t >= c) ? T(0) : row_scale(r + q) * w[t];
       }
-      T m, log_s;
-      LogSumExp(x + r * c, c, &m, &log_s);
-      loss[r] = -(((x[r * c + t] - m) - log_s) * w[t]);
+      const int64_t done = ScaledSoftmaxRows(x, r, r1, c, k, dx);
+      for (int64_t q = 0; q < done; ++q, ++r) {
+        const int64_t t = target[r];
+        if (t == ignore || t < 0 || t >= c) {
+          bad = bad || t != ignore;
+          std::fill(dx + r * c, dx + (r + 1) * c, T(0));  // 0 even for non-finite logits
+          continue;
+        }
+        dx[r * c + t] -= k[q];
+      }
     }
   });
   return bad ? kBadShape : kOk;
 }
 
 template <typename T>
-int CeGrad(const T *x, const int64_t *target, const T *w, int64_t ignore,
-                         const T *g, T *dx, int64_t n, int64_t c) {
-  std::atomic<bool> bad{false};
-  ParallelRows(n, c, [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      const int64_t t = target[r];
-      T *out = dx + r * c;
-      if (t == ignore || t < 0 || t >= c) {
-        bad = bad || t != ignore;
-        std::fill(out, out + c, T(0));
-        continue;
-      }
-      // log_softmax's backward of the one-hot gradient -w[t] g at t.
-      const T k = g[r] * w[t];
-      ScaledSoftmaxOnePass(x + r * c, c, k, out);
-      out[t] -= k;
-    }
-  });
-  return bad ? kBadShape : kOk;
+int CeGrad(const T *x, const int64_t *target, const T *w, int64_t ignore, const T *g, T *dx,
+           int64_t n, int64_t c) {
+  return CeRowsGrad(x, target, w, ignore, [g](int64_t r) { return g[r]; }, dx, n, c);
 }
 
 // The reduced forms: mode 0 'sum', 1 'mean' (PyTorch's: over the weights of the targets
@@ -425,17 +437,20 @@ int CeReduce(const T *x, const int64_t *target, const T *w, int64_t ignore, int6
   mscompat::ParallelFor(blocks, n * c, 1 << 15, 1 << 14, [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b) {
       double sum = 0.0, wsum = 0.0;
-      for (int64_t r = b * n / blocks; r < (b + 1) * n / blocks; ++r) {
-        const int64_t t = target[r];
-        if (t == ignore) continue;
-        if (t < 0 || t >= c) {  // counted: the front door raises PyTorch's error
-          ++bad;
-          continue;
+      T m[8], log_s[8];
+      const int64_t end = (b + 1) * n / blocks;
+      for (int64_t r = b * n / blocks; r < end;) {
+        const int64_t rows = LogSumExpRows(x, r, end, c, m, log_s);
+        for (int64_t q = 0; q < rows; ++q, ++r) {
+          const int64_t t = target[r];
+          if (t == ignore) continue;
+          if (t < 0 || t >= c) {  // counted: the front door raises PyTorch's error
+            ++bad;
+            continue;
+          }
+          sum += -(((x[r * c + t] - m[q]) - log_s[q]) * w[t]);
+          wsum += w[t];
         }
-        T m, log_s;
-        LogSumExp(x + r * c, c, &m, &log_s);
-        sum += -(((x[r * c + t] - m) - log_s) * w[t]);
-        wsum += w[t];
       }
       total[b] = sum;
       weights[b] = wsum;
@@ -462,22 +477,7 @@ int CeReduceGrad(const T *x, const int64_t *target, const T *w, int64_t ignore, 
     if (t != ignore && t >= 0 && t < c) wsum += w[t];
   }
   const T g = mode == 1 ? dout / static_cast<T>(wsum) : dout;
-  std::atomic<bool> bad{false};
-  ParallelRows(n, c, [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      const int64_t t = target[r];
-      T *row_dx = dx + r * c;
-      if (t == ignore || t < 0 || t >= c) {
-        bad = bad || t != ignore;
-        std::fill(row_dx, row_dx + c, T(0));
-        continue;
-      }
-      const T k = w[t] * g;
-      ScaledSoftmaxOnePass(x + r * c, c, k, row_dx);
-      row_dx[t] -= k;
-    }
-  });
-  return bad ? kBadShape : kOk;
+  return CeRowsGrad(x, target, w, ignore, [g](int64_t) { return g; }, dx, n, c);
 }
 
 // The dtype shared by the listed parameters, float32/float64, else "".

@@ -39,6 +39,10 @@ namespace {
 
 using namespace mscompat::status;
 using mscompat::NumElements;
+#ifdef MSCOMPAT_AVX2
+using mscompat::ExpNonPositive;
+using mscompat::LogAtLeastOne;
+#endif
 
 constexpr int kBlock = 8;             // rows per block: the lanes of the float32 path
 constexpr int64_t kMaxLaneCols = 64;  // the widest row the float32 path transposes
@@ -75,55 +79,6 @@ struct BlockTerms {
 };
 
 #ifdef MSCOMPAT_AVX2
-// exp of 8 floats <= 0 (x - max), inlined so that the columns of a block overlap (faster here
-// than a libmvec call per column): Cephes' expf (Cody-Waite reduction by ln 2, its polynomial,
-// about 1 ulp), 0 below -87.3 where expf leaves the normal range (a sum that holds exp(0) = 1
-// cannot tell).
-__attribute__((target("avx2,fma"))) inline __m256 ExpNonPositive(__m256 x) {
-  const __m256 low = _mm256_set1_ps(-87.3f);
-  const __m256 under = _mm256_cmp_ps(x, low, _CMP_LT_OQ);
-  x = _mm256_max_ps(x, low);
-  const __m256 n =
-      _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
-                      _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
-  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
-  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
-  p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-  const __m256i scale =
-      _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-  return _mm256_andnot_ps(under, _mm256_mul_ps(p, _mm256_castsi256_ps(scale)));
-}
-
-// log of 8 floats >= 1 (a row's sum of exps), inlined for the same reason: Cephes' logf
-// (mantissa in [sqrt(1/2), sqrt(2)), its polynomial, about 1 ulp).
-__attribute__((target("avx2,fma"))) inline __m256 LogAtLeastOne(__m256 x) {
-  const __m256i bits = _mm256_castps_si256(x);
-  __m256 e = _mm256_cvtepi32_ps(
-      _mm256_sub_epi32(_mm256_srli_epi32(bits, 23), _mm256_set1_epi32(126)));
-  __m256 m = _mm256_castsi256_ps(_mm256_or_si256(
-      _mm256_and_si256(bits, _mm256_set1_epi32(0x007fffff)), _mm256_set1_epi32(0x3f000000)));
-  const __m256 one = _mm256_set1_ps(1.0f);
-  // m in [0.5, 1): below sqrt(1/2) take 2m - 1 and e - 1, else m - 1
-  const __m256 small = _mm256_cmp_ps(m, _mm256_set1_ps(0.707106781186547524f), _CMP_LT_OQ);
-  e = _mm256_sub_ps(e, _mm256_and_ps(one, small));
-  m = _mm256_sub_ps(_mm256_add_ps(m, _mm256_and_ps(m, small)), one);
-  const __m256 z = _mm256_mul_ps(m, m);
-  __m256 p = _mm256_set1_ps(7.0376836292e-2f);
-  for (float k : {-1.1514610310e-1f, 1.1676998740e-1f, -1.2420140846e-1f, 1.4249322787e-1f,
-                  -1.6668057665e-1f, 2.0000714765e-1f, -2.4999993993e-1f, 3.3333331174e-1f})
-    p = _mm256_fmadd_ps(p, m, _mm256_set1_ps(k));
-  __m256 y = _mm256_mul_ps(_mm256_mul_ps(p, m), z);
-  y = _mm256_fmadd_ps(e, _mm256_set1_ps(-2.12194440e-4f), y);
-  y = _mm256_fnmadd_ps(_mm256_set1_ps(0.5f), z, y);
-  return _mm256_fmadd_ps(e, _mm256_set1_ps(0.693359375f), _mm256_add_ps(m, y));
-}
-
 // dst[i * dst_stride + l] = src[l * src_stride + i] for an 8 x 8 block of floats.
 __attribute__((target("avx2,fma"))) inline void Transpose8(const float *src, int64_t src_stride,
                                                            float *dst, int64_t dst_stride) {
