@@ -1,11 +1,10 @@
 """Binding of the fused dense classification loss kernels (``cpu/class_loss_kernel.cc``:
-MMDetection's quality focal and varifocal losses, elementwise, and the per-row term of
-``torch.nn.functional.cross_entropy``) as MindSpore Custom ops with custom bprops.
+MMDetection's quality focal and varifocal losses, elementwise) as MindSpore Custom ops with
+custom bprops.
 
-The front doors (:func:`mscompat.losses.quality_focal_loss`, ``varifocal_loss``,
-:func:`mscompat.layers.cross_entropy`) validate their inputs and ask the registry; their modules
-register these kernels as the ``aot`` backends of ``losses.quality_focal_loss``,
-``losses.varifocal_loss`` and ``layers.cross_entropy``.
+The front doors (:func:`mscompat.losses.quality_focal_loss`, ``varifocal_loss``) validate their
+inputs and ask the registry; their modules register these kernels as the ``aot`` backends of
+``losses.quality_focal_loss`` and ``losses.varifocal_loss``.
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ from mindspore import Tensor
 from mscompat.custom_ops.aot import FLOATS, Entry, KernelLibrary, expect, shape_of, zeros
 from mscompat.custom_ops.registry import device_target
 
-__all__ = ["CROSS_ENTROPY", "CROSS_ENTROPY_REDUCE", "KERNELS", "LIBRARY", "QFL", "VFL", "probe"]
+__all__ = ["KERNELS", "LIBRARY", "QFL", "VFL", "probe"]
 
 
 def _qfl_bprop(
@@ -33,26 +32,6 @@ def _vfl_bprop(pred: Tensor, target: Tensor, coef: Tensor, out: Tensor, dout: Te
     return (dpred, dtarget) + zeros(coef)
 
 
-def _ce_bprop(
-    x: Tensor, target: Tensor, weight: Tensor, ignore: Tensor, out: Tensor, dout: Tensor
-) -> Any:
-    dx = KERNELS[device_target()]["CrossEntropyBackward"](x, target, weight, ignore, dout)
-    return (dx,) + zeros(target, weight, ignore)
-
-
-def _ce_reduce_bprop(
-    x: Tensor, target: Tensor, weight: Tensor, ignore: Tensor, mode: Tensor, out: Any, dout: Any
-) -> Any:
-    dx = KERNELS[device_target()]["CrossEntropyReduceBackward"](
-        x, target, weight, ignore, mode, dout[0]
-    )
-    return (dx,) + zeros(target, weight, ignore, mode)
-
-
-def _reduce_shape(*_: Any) -> Any:
-    return [], [1]
-
-
 def _self_check(k: Dict[str, Any]) -> None:
     x = Tensor(np.array([[0.0, 0.0]], np.float32))
     pos = Tensor(np.array([[True, False]]))
@@ -65,13 +44,6 @@ def _self_check(k: Dict[str, Any]) -> None:
     # positive: log 2 * 0.5; negative: log 2 * 0.75 * (1/2)^2
     want = [[0.5 * np.log(2.0), 0.75 * 0.25 * np.log(2.0)]]
     expect(np.allclose(vfl, want, rtol=1e-6), "VFL kernel", vfl)
-    ce = k["CrossEntropyForward"](
-        x,
-        Tensor(np.array([1], np.int64)),
-        Tensor(np.array([1.0, 2.0], np.float32)),
-        Tensor(np.array([-100], np.int64)),
-    ).asnumpy()
-    expect(np.allclose(ce, [2.0 * np.log(2.0)], rtol=1e-6), "cross-entropy kernel", ce)
 
 
 LIBRARY = KernelLibrary(
@@ -93,34 +65,6 @@ LIBRARY = KernelLibrary(
             shape_of(0, 0),
             bprop=None,
         ),
-        Entry(
-            "CrossEntropyForward",
-            "x target:i64 weight ignore:i64 -> loss",
-            FLOATS,
-            shape_of(1),
-            _ce_bprop,
-        ),
-        Entry(
-            "CrossEntropyBackward",
-            "x target:i64 weight ignore:i64 dloss -> dx",
-            FLOATS,
-            shape_of(0),
-            bprop=None,
-        ),
-        Entry(
-            "CrossEntropyReduce",
-            "x target:i64 weight ignore:i64 mode:i64 -> loss bad:i64",
-            FLOATS,
-            _reduce_shape,
-            _ce_reduce_bprop,
-        ),
-        Entry(
-            "CrossEntropyReduceBackward",
-            "x target:i64 weight ignore:i64 mode:i64 dout -> dx",
-            FLOATS,
-            shape_of(0),
-            bprop=None,
-        ),
     ],
     _self_check,
 )
@@ -129,7 +73,4 @@ KERNELS = LIBRARY.kernels
 #: device -> the forward Custom ops (the front doors'), filled with :data:`KERNELS`.
 QFL: Dict[str, Any] = LIBRARY.table("QflForward")
 VFL: Dict[str, Any] = LIBRARY.table("VflForward")
-CROSS_ENTROPY: Dict[str, Any] = LIBRARY.table("CrossEntropyForward")
-#: device -> the reduced cross-entropy op (``mode``: 0 sum, 1 PyTorch's weighted mean).
-CROSS_ENTROPY_REDUCE: Dict[str, Any] = LIBRARY.table("CrossEntropyReduce")
 probe = LIBRARY.probe

@@ -16,7 +16,7 @@ import mindspore as ms
 from mindspore import Tensor, ops
 
 from mscompat._checks import check_float_tensor, check_int, check_number, is_float_dtype
-from mscompat.custom_ops import class_loss as _kernels
+from mscompat.custom_ops import cross_entropy as _kernels
 from mscompat.custom_ops.aot import constant
 from mscompat.custom_ops.registry import TensorSpec, call, device_target, register
 from mscompat.layers._loss_common import (

@@ -18,7 +18,7 @@ from mscompat._checks import (
     check_tensor,
     is_float_dtype,
 )
-from mscompat.custom_ops import class_loss as _kernels
+from mscompat.custom_ops import cross_entropy as _kernels
 from mscompat.custom_ops.registry import (
     TensorSpec,
     call,

@@ -75,6 +75,20 @@ inline const char *SharedDtype(const char **dtypes, std::initializer_list<int> a
   return AllDtype(dtypes, at, first) ? first : "";
 }
 
+// The dtype shared by the listed parameters if it is float32 or float64, else "".
+inline const char *FloatDtype(const char **dtypes, std::initializer_list<int> at) {
+  const char *dt = SharedDtype(dtypes, at);
+  return (std::strcmp(dt, "float32") == 0 || std::strcmp(dt, "float64") == 0) ? dt : "";
+}
+
+// (rows, cols) of a 2-D tensor; false for another rank.
+inline bool Matrix(int nd, const int64_t *shape, int64_t *n, int64_t *c) {
+  if (nd != 2) return false;
+  *n = shape[0];
+  *c = shape[1];
+  return true;
+}
+
 // Bytes per element of a MindSpore dtype name, 0 if not a plain 1/2/4/8-byte type.
 inline int ElementSize(const char *dt) {
   for (const char *name : {"int8", "uint8", "bool"})

@@ -133,4 +133,10 @@ void ParallelFor(int64_t n, int64_t work, int64_t min_work, int64_t grain, F bod
   if (!HelperPool::Get()->Run(threads - 1, worker)) worker();
 }
 
+// Rows of `cols` elements: one thread below 2^15 elements, one per 2^14 above.
+template <typename F>
+void ParallelRows(int64_t rows, int64_t cols, F body) {
+  ParallelFor(rows, rows * cols, 1 << 15, 1 << 14, body);
+}
+
 }  // namespace mscompat
