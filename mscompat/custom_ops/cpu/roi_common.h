@@ -3,6 +3,7 @@
 
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -92,6 +93,26 @@ inline std::vector<S> ChannelsLast(const S *x, const Dims &d) {
 template <typename T, typename S>
 inline void AddTo(S *at, T g) {
   *at = static_cast<S>(Val(Load<T>(*at) + g));
+}
+
+// The position-sensitive forwards' loop: body(roi, batch, out, scratch) for each RoI, over
+// threads (one Scratch per chunk of RoIs), out = y + n * per_roi; a RoI whose batch index is
+// outside [0, N) gets zeros instead.
+template <typename T, typename Scratch, typename S, typename F>
+void ForEachRoi(const S *rois, const Dims &d, int64_t per_roi, S *y, F body) {
+  mscompat::ParallelFor(d.k, d.k * d.c * 4, 1 << 14, 1 << 13, [&](int64_t b, int64_t e) {
+    Scratch scratch;
+    for (int64_t n = b; n < e; ++n) {
+      const S *roi = rois + n * 5;
+      S *out = y + n * per_roi;
+      const int64_t batch = BatchOf<T>(roi, d.n);
+      if (batch < 0) {
+        std::fill(out, out + per_roi, S(0));
+        continue;
+      }
+      body(roi, batch, out, scratch);
+    }
+  });
 }
 
 }  // namespace roi

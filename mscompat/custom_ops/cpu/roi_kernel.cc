@@ -258,35 +258,27 @@ template <typename T, typename S>
 void PSRoIAlignForward(const S *x, const S *rois, const Dims &d, const Params &p, S *y) {
   const T scale = T(p.spatial_scale);
   const int64_t plane = d.h * d.w, bins = d.ph * d.pw, c_out = d.c / bins;
-  mscompat::ParallelFor(d.k, d.k * d.c * 4, 1 << 14, 1 << 13, [&](int64_t b, int64_t e) {
-    std::vector<Sample<T>> samples;
-    for (int64_t n = b; n < e; ++n) {
-      const S *roi = rois + n * 5;
-      S *out = y + n * c_out * bins;
-      const int64_t batch = BatchOf<T>(roi, d.n);
-      if (batch < 0) {
-        std::fill(out, out + c_out * bins, S(0));
-        continue;
-      }
-      const AlignRoi<T> r = AlignGeometry(roi, scale, d, p.sampling_ratio, true, false);
-      Samples(r, d, true, &samples);
-      const int per_bin = r.grid_h * r.grid_w;
-      const T count = T(per_bin);
-      for (int64_t c = 0; c < c_out * bins; ++c) {
-        const int64_t bin = c % bins;
-        const S *in = x + (batch * d.c + c) * plane;
-        const Sample<T> *s = samples.data() + bin * per_bin;
-        T acc = T(0.0);
-        for (int i = 0; i < per_bin; ++i, ++s) {
-          if (!s->inside) {
-            acc += T(0.0);
-            continue;
-          }
-          acc += s->w1 * Load<T>(in[s->pos1]) + s->w2 * Load<T>(in[s->pos2]) +
-                 s->w3 * Load<T>(in[s->pos3]) + s->w4 * Load<T>(in[s->pos4]);
+  using Scratch = std::vector<Sample<T>>;
+  ForEachRoi<T, Scratch>(rois, d, c_out * bins, y, [&](const S *roi, int64_t batch, S *out,
+                                                       Scratch &samples) {
+    const AlignRoi<T> r = AlignGeometry(roi, scale, d, p.sampling_ratio, true, false);
+    Samples(r, d, true, &samples);
+    const int per_bin = r.grid_h * r.grid_w;
+    const T count = T(per_bin);
+    for (int64_t c = 0; c < c_out * bins; ++c) {
+      const int64_t bin = c % bins;
+      const S *in = x + (batch * d.c + c) * plane;
+      const Sample<T> *s = samples.data() + bin * per_bin;
+      T acc = T(0.0);
+      for (int i = 0; i < per_bin; ++i, ++s) {
+        if (!s->inside) {
+          acc += T(0.0);
+          continue;
         }
-        out[c] = static_cast<S>(Val(acc / count));
+        acc += s->w1 * Load<T>(in[s->pos1]) + s->w2 * Load<T>(in[s->pos2]) +
+               s->w3 * Load<T>(in[s->pos3]) + s->w4 * Load<T>(in[s->pos4]);
       }
+      out[c] = static_cast<S>(Val(acc / count));
     }
   });
 }

@@ -162,26 +162,18 @@ template <typename T, typename S>
 void PSRoIPoolForward(const S *x, const S *rois, const Dims &d, const Params &p, S *y) {
   const T scale = T(p.spatial_scale);
   const int64_t plane = d.h * d.w, bins = d.ph * d.pw, c_out = d.c / bins;
-  mscompat::ParallelFor(d.k, d.k * d.c * 4, 1 << 14, 1 << 13, [&](int64_t b, int64_t e) {
-    std::vector<PoolBin> pool;
-    for (int64_t n = b; n < e; ++n) {
-      const S *roi = rois + n * 5;
-      S *out = y + n * c_out * bins;
-      const int64_t batch = BatchOf<T>(roi, d.n);
-      if (batch < 0) {
-        std::fill(out, out + c_out * bins, S(0));
-        continue;
-      }
-      PoolBins(roi, scale, d, true, false, d.h - 1, d.w - 1, &pool);
-      for (int64_t c = 0; c < c_out * bins; ++c) {
-        const PoolBin &pb = pool[static_cast<size_t>(c % bins)];
-        const S *in = x + (batch * d.c + c) * plane;
-        T sum = T(0.0);
-        for (int64_t h = pb.hstart; h < pb.hend; ++h)
-          for (int64_t w = pb.wstart; w < pb.wend; ++w) sum += Load<T>(in[h * d.w + w]);
-        const T area = T(static_cast<int>((pb.hend - pb.hstart) * (pb.wend - pb.wstart)));
-        out[c] = pb.empty ? S(0) : static_cast<S>(Val(sum / area));
-      }
+  using Scratch = std::vector<PoolBin>;
+  ForEachRoi<T, Scratch>(rois, d, c_out * bins, y, [&](const S *roi, int64_t batch, S *out,
+                                                       Scratch &pool) {
+    PoolBins(roi, scale, d, true, false, d.h - 1, d.w - 1, &pool);
+    for (int64_t c = 0; c < c_out * bins; ++c) {
+      const PoolBin &pb = pool[static_cast<size_t>(c % bins)];
+      const S *in = x + (batch * d.c + c) * plane;
+      T sum = T(0.0);
+      for (int64_t h = pb.hstart; h < pb.hend; ++h)
+        for (int64_t w = pb.wstart; w < pb.wend; ++w) sum += Load<T>(in[h * d.w + w]);
+      const T area = T(static_cast<int>((pb.hend - pb.hstart) * (pb.wend - pb.wstart)));
+      out[c] = pb.empty ? S(0) : static_cast<S>(Val(sum / area));
     }
   });
 }
