@@ -1,5 +1,6 @@
 // Row-wise log-sum-exp and scaled softmax of a row of logits, shared by the cross-entropy
-// kernels (class_loss_kernel.cc) and the distribution focal loss kernels (dfl_kernel.cc).
+// kernels (class_loss_kernel.cc), the distribution focal loss kernels (dfl_kernel.cc) and the
+// attention kernels (attention_kernel.cc).
 //
 // float32 rows 8 lanes at a time with libmvec's expf (the sum in 8 partial sums, then added);
 // the scalar code takes the tail, short rows, CPUs without AVX2 and float64.
@@ -77,16 +78,18 @@ __attribute__((target("avx2,fma"))) inline int64_t ScaledSoftmaxAvx2(const float
 #endif
 
 // out[j] = k * softmax(row)[j] with one exp per element: exp(row[j] - max) stored in out, then
-// scaled by k / sum (a backward's softmax; the forward's log-sum-exp is not kept).
+// scaled by k / sum (a backward's softmax; the forward's log-sum-exp is not kept); returns the
+// sum.
 template <typename T>
-inline void ScaledSoftmaxOnePassScalar(const T *row, int64_t from, int64_t c, T m, T k, T *out,
-                                       T s) {
+inline T ScaledSoftmaxOnePassScalar(const T *row, int64_t from, int64_t c, T m, T k, T *out,
+                                    T s) {
   for (int64_t j = from; j < c; ++j) {
     out[j] = std::exp(row[j] - m);
     s += out[j];
   }
   const T scale = k / s;
   for (int64_t j = 0; j < c; ++j) out[j] *= scale;
+  return s;
 }
 
 #ifdef MSCOMPAT_AVX2
@@ -114,20 +117,22 @@ __attribute__((target("avx2,fma"))) inline int64_t ExpShiftedAvx2(const float *r
 }
 #endif
 
+// ScaledSoftmaxOnePass; where `lse` is given, the row's log-sum-exp (max + log(sum)) is stored
+// there, or -inf for a row of -inf (whose `out` is NaN: the caller decides what it means). `row`
+// may be `out`.
 template <typename T>
-inline void ScaledSoftmaxOnePass(const T *row, int64_t c, T k, T *out) {
+inline void ScaledSoftmaxOnePass(const T *row, int64_t c, T k, T *out, T *lse = nullptr) {
+  T m = row[0], s = T(0);
+  int64_t from = 0;
 #ifdef MSCOMPAT_AVX2
   if constexpr (std::is_same<T, float>::value) {
-    if (c >= 8 && HasAvx2()) {
-      float m, s;
-      const int64_t from = ExpShiftedAvx2(row, c, &m, out, &s);
-      return ScaledSoftmaxOnePassScalar(row, from, c, m, k, out, s);
-    }
+    if (c >= 8 && HasAvx2()) from = ExpShiftedAvx2(row, c, &m, out, &s);
   }
 #endif
-  T m = row[0];
-  for (int64_t j = 1; j < c; ++j) m = std::max(m, row[j]);
-  ScaledSoftmaxOnePassScalar(row, 0, c, m, k, out, T(0));
+  if (from == 0)
+    for (int64_t j = 1; j < c; ++j) m = std::max(m, row[j]);
+  s = ScaledSoftmaxOnePassScalar(row, from, c, m, k, out, s);
+  if (lse != nullptr) *lse = m == -INFINITY ? m : m + std::log(s);
 }
 
 template <typename T>

@@ -1,0 +1,223 @@
+// Scaled dot-product attention, forward and backward, for MindSpore's ops.Custom(func_type="aot");
+// float32. Flash-attention style: the (L, S) attention weights are never held whole, only a
+// block of query rows at a time; the backward recomputes them from the row log-sum-exp.
+//
+//   SdpaForward(q, k, v, bias, index, opts) -> out, lse
+//     q:     (N, L, E) float32; k: (N / G, S, E); v: (N / G, S, Ev) (G: the GQA group size,
+//            query n uses key/value n / G)
+//     bias:  (M, Lm, S) the additive mask (Lm is L or 1); query n adds bias[index[n]]
+//     index: (N,) int64
+//     opts:  (3,) float32 [scale, is_causal, has_bias] (without has_bias, bias and index are
+//            not read)
+//     out:   (N, L, Ev); lse: (N, L) the log-sum-exp of each row's scores, +inf for a row whose
+//            every key is masked (its output is zeros, as PyTorch's CPU kernels)
+//   Per (n, block of query rows): scores = scale q k^T + bias (one sgemm; with is_causal only
+//   the keys the block's last row sees), row softmax in place, out = weights v (one sgemm).
+//
+//   SdpaBackward(q, k, v, bias, index, opts, out, lse, dout) -> dq, dk, dv
+//     per key/value head (so that dk and dv are summed by one thread, in a fixed order), per
+//     query head of its group, per block of query rows:
+//       P = exp(scale q k^T + bias - lse), dv += P^T dout, dP = dout v^T,
+//       dS = P (dP - rowsum(dout * out)), dq = scale dS k, dk += scale dS^T q.
+//
+// The matrix products are oneDNN's dnnl_sgemm (sgemm.h), each on one thread; the units are
+// split over threads (parallel.h). Without dnnl_sgemm both entries return kBadOption (the probe
+// fails and the composite runs). Calling convention: common.h.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "common.h"
+#include "parallel.h"
+#include "sgemm.h"
+#include "softmax_row.h"
+
+namespace {
+
+using namespace mscompat::status;
+using mscompat::HasShape;
+
+// Elements of one block of scores (rows x S): 64 rows of 512 keys, 128 KiB, stay in L2 between
+// the sgemms and the softmax.
+constexpr int64_t kBlockElements = 32768;
+
+struct Problem {
+  const float *q = nullptr, *k = nullptr, *v = nullptr, *bias = nullptr;
+  const int64_t *index = nullptr;
+  int64_t n = 0, l = 0, s = 0, e = 0, ev = 0, groups = 1, bias_rows = 0;
+  float scale = 1.0f;
+  bool causal = false;
+  int64_t rows = 1;  // query rows per block
+
+  // Keys a block of rows [r0, r1) sees (is_causal: none after the last row's position).
+  int64_t Keys(int64_t r1) const { return causal ? std::min(s, r1) : s; }
+};
+
+// Reads and checks the shared inputs (q, k, v, bias, index, opts at 0..5).
+int Read(void **params, int *ndims, int64_t **shapes, const char **dtypes, int floats_to,
+         Problem *p) {
+  for (int i = 0; i <= floats_to; ++i)
+    if (i != 4 && !mscompat::AllDtype(dtypes, {i}, "float32")) return kBadDtype;
+  if (!mscompat::AllDtype(dtypes, {4}, "int64")) return kBadDtype;
+  for (int i = 0; i < 4; ++i)
+    if (ndims[i] != 3) return kBadShape;
+  const int64_t *qs = shapes[0], *ks = shapes[1], *vs = shapes[2], *bs = shapes[3];
+  p->n = qs[0];
+  p->l = qs[1];
+  p->e = qs[2];
+  p->s = ks[1];
+  p->ev = vs[2];
+  if (ks[0] < 1 || p->n % ks[0] != 0 || ks[2] != p->e || vs[0] != ks[0] || vs[1] != p->s)
+    return kBadShape;
+  p->groups = p->n / ks[0];
+  if (!HasShape(ndims[4], shapes[4], {p->n}) || !HasShape(ndims[5], shapes[5], {3}))
+    return kBadShape;
+  const float *opts = static_cast<const float *>(params[5]);
+  p->scale = opts[0];
+  p->causal = opts[1] != 0.0f;
+  p->q = static_cast<const float *>(params[0]);
+  p->k = static_cast<const float *>(params[1]);
+  p->v = static_cast<const float *>(params[2]);
+  if (opts[2] != 0.0f) {
+    if ((bs[1] != 1 && bs[1] != p->l) || bs[2] != p->s) return kBadShape;
+    p->bias = static_cast<const float *>(params[3]);
+    p->index = static_cast<const int64_t *>(params[4]);
+    p->bias_rows = bs[1];
+    for (int64_t i = 0; i < p->n; ++i)
+      if (p->index[i] < 0 || p->index[i] >= bs[0]) return kBadShape;
+  }
+  p->rows = std::max<int64_t>(8, std::min<int64_t>(p->l, kBlockElements / std::max<int64_t>(1, p->s)));
+  return kOk;
+}
+
+// scores (r1 - r0, cols) of query n's rows [r0, r1): scale q k^T + bias, -inf after the
+// diagonal with is_causal.
+__attribute__((target_clones("avx2", "default"))) void Scores(const Problem &p, int64_t n,
+                                                             int64_t r0, int64_t r1,
+                                                             int64_t cols, float *scores,
+                                                             mscompat::SgemmFn sgemm) {
+  const float *key = p.k + n / p.groups * p.s * p.e;
+  sgemm('N', 'T', r1 - r0, cols, p.e, p.scale, p.q + (n * p.l + r0) * p.e, p.e, key, p.e, 0.0f,
+        scores, cols);
+  for (int64_t r = r0; r < r1; ++r) {
+    float *row = scores + (r - r0) * cols;
+    if (p.bias != nullptr) {
+      const float *b = p.bias + (p.index[n] * p.bias_rows + (p.bias_rows == 1 ? 0 : r)) * p.s;
+      for (int64_t j = 0; j < cols; ++j) row[j] += b[j];
+    }
+    if (p.causal)
+      for (int64_t j = r + 1; j < cols; ++j) row[j] = -INFINITY;
+  }
+}
+
+void Forward(const Problem &p, float *out, float *lse, mscompat::SgemmFn sgemm) {
+  const int64_t blocks = (p.l + p.rows - 1) / p.rows;
+  const int64_t flops = 2 * p.n * p.l * p.s * (p.e + p.ev);
+  mscompat::ParallelFor(p.n * blocks, flops / 64, [&](int64_t begin, int64_t end) {
+    std::vector<float> scores(static_cast<size_t>(p.rows * p.s));
+    for (int64_t u = begin; u < end; ++u) {
+      const int64_t n = u / blocks, r0 = u % blocks * p.rows, r1 = std::min(p.l, r0 + p.rows);
+      const int64_t cols = p.Keys(r1);
+      Scores(p, n, r0, r1, cols, scores.data(), sgemm);
+      for (int64_t r = r0; r < r1; ++r) {
+        float *row = scores.data() + (r - r0) * cols;
+        float *m = lse + n * p.l + r;
+        mscompat::ScaledSoftmaxOnePass(row, cols, 1.0f, row, m);
+        if (*m == -INFINITY) {  // every key masked: zeros, and no weight in the backward
+          std::fill(row, row + cols, 0.0f);
+          *m = INFINITY;
+        }
+      }
+      sgemm('N', 'N', r1 - r0, p.ev, cols, 1.0f, scores.data(), cols,
+            p.v + n / p.groups * p.s * p.ev, p.ev, 0.0f, out + (n * p.l + r0) * p.ev, p.ev);
+    }
+  });
+}
+
+// dS = P (dP - rowsum(dout * out)) of one block, in place of dP.
+__attribute__((target_clones("avx2", "default"))) void ScoreGradient(
+    const float *weights, const float *dout, const float *out, int64_t rows, int64_t cols,
+    int64_t ev, float *dp) {
+  for (int64_t r = 0; r < rows; ++r) {
+    float d = 0.0f;
+    for (int64_t c = 0; c < ev; ++c) d += dout[r * ev + c] * out[r * ev + c];
+    const float *w = weights + r * cols;
+    float *g = dp + r * cols;
+    for (int64_t j = 0; j < cols; ++j) g[j] = w[j] * (g[j] - d);
+  }
+}
+
+void Backward(const Problem &p, const float *out, const float *lse, const float *dout, float *dq,
+              float *dk, float *dv, mscompat::SgemmFn sgemm) {
+  const int64_t heads = p.n / p.groups;
+  const int64_t flops = 4 * p.n * p.l * p.s * (p.e + p.ev);
+  mscompat::ParallelFor(heads, flops / 64, [&](int64_t begin, int64_t end) {
+    std::vector<float> weights(static_cast<size_t>(p.rows * p.s));
+    std::vector<float> grads(static_cast<size_t>(p.rows * p.s));
+    for (int64_t h = begin; h < end; ++h) {
+      const float *key = p.k + h * p.s * p.e, *value = p.v + h * p.s * p.ev;
+      float *dkey = dk + h * p.s * p.e, *dvalue = dv + h * p.s * p.ev;
+      std::fill(dkey, dkey + p.s * p.e, 0.0f);
+      std::fill(dvalue, dvalue + p.s * p.ev, 0.0f);
+      for (int64_t n = h * p.groups; n < (h + 1) * p.groups; ++n) {
+        for (int64_t r0 = 0; r0 < p.l; r0 += p.rows) {
+          const int64_t r1 = std::min(p.l, r0 + p.rows), rows = r1 - r0, cols = p.Keys(r1);
+          const float *o = out + (n * p.l + r0) * p.ev, *g = dout + (n * p.l + r0) * p.ev;
+          Scores(p, n, r0, r1, cols, weights.data(), sgemm);
+          for (int64_t r = 0; r < rows; ++r) {
+            float *row = weights.data() + r * cols;
+            mscompat::ScaledSoftmax(row, cols, lse[n * p.l + r0 + r], 0.0f, 1.0f, row);
+          }
+          sgemm('T', 'N', cols, p.ev, rows, 1.0f, weights.data(), cols, g, p.ev, 1.0f, dvalue,
+                p.ev);
+          sgemm('N', 'T', rows, cols, p.ev, 1.0f, g, p.ev, value, p.ev, 0.0f, grads.data(), cols);
+          ScoreGradient(weights.data(), g, o, rows, cols, p.ev, grads.data());
+          sgemm('N', 'N', rows, p.e, cols, p.scale, grads.data(), cols, key, p.e, 0.0f,
+                dq + (n * p.l + r0) * p.e, p.e);
+          sgemm('T', 'N', cols, p.e, rows, p.scale, grads.data(), cols, p.q + (n * p.l + r0) * p.e,
+                p.e, 1.0f, dkey, p.e);
+        }
+      }
+    }
+  });
+}
+
+}  // namespace
+
+// params: q, k, v, bias, index, opts, out, lse
+extern "C" int SdpaForward(int nparam, void **params, int *ndims, int64_t **shapes,
+                           const char **dtypes, void *, void *) {
+  if (nparam != 8) return kBadArity;
+  Problem p;
+  if (int rc = Read(params, ndims, shapes, dtypes, 7, &p)) return rc;
+  const mscompat::SgemmFn sgemm = mscompat::Sgemm();
+  if (sgemm == nullptr) return kBadOption;
+  if (!HasShape(ndims[6], shapes[6], {p.n, p.l, p.ev}) || !HasShape(ndims[7], shapes[7], {p.n, p.l}))
+    return kBadShape;
+  if (p.n * p.l * p.ev == 0) return kOk;
+  if (p.s == 0 || p.e == 0) return kBadShape;  // the front door answers these
+  Forward(p, static_cast<float *>(params[6]), static_cast<float *>(params[7]), sgemm);
+  return kOk;
+}
+
+// params: q, k, v, bias, index, opts, out, lse, dout, dq, dk, dv
+extern "C" int SdpaBackward(int nparam, void **params, int *ndims, int64_t **shapes,
+                            const char **dtypes, void *, void *) {
+  if (nparam != 12) return kBadArity;
+  Problem p;
+  if (int rc = Read(params, ndims, shapes, dtypes, 11, &p)) return rc;
+  const mscompat::SgemmFn sgemm = mscompat::Sgemm();
+  if (sgemm == nullptr) return kBadOption;
+  for (int i : {6, 8})
+    if (!HasShape(ndims[i], shapes[i], {p.n, p.l, p.ev})) return kBadShape;
+  if (!HasShape(ndims[7], shapes[7], {p.n, p.l})) return kBadShape;
+  for (int i : {0, 1, 2})
+    if (!mscompat::SameShape(ndims[9 + i], shapes[9 + i], ndims[i], shapes[i])) return kBadShape;
+  if (p.s == 0 || p.e == 0 || p.n * p.l * p.ev == 0) return kBadShape;
+  Backward(p, static_cast<const float *>(params[6]), static_cast<const float *>(params[7]),
+           static_cast<const float *>(params[8]), static_cast<float *>(params[9]),
+           static_cast<float *>(params[10]), static_cast<float *>(params[11]), sgemm);
+  return kOk;
+}
