@@ -1,13 +1,14 @@
 """Binding of the fused scaled dot-product attention kernels (``cpu/attention_kernel.cc``) as
 MindSpore Custom ops with a custom bprop; float32.
 
-``SdpaForward(q, k, v, bias, index, opts) -> (out, lse)`` is the attention of ``q (N, L, E)``
+``SdpaForward(q, k, v, bias, index, opts) -> (out, stats)`` is the attention of ``q (N, L, E)``
 with ``k (N / G, S, E)`` and ``v (N / G, S, Ev)`` (query ``n`` uses key/value ``n // G``: GQA
 without repeating heads), adding ``bias[index[n]]`` (``bias (M, Lm, S)``, ``Lm`` L or 1) to
-the scores where ``opts = [scale, is_causal, has_bias]`` says so; ``lse`` is the row
-log-sum-exp the backward recomputes the weights from (flash-attention style: no ``(L, S)``
-tensor is kept between forward and backward). Its bprop is
-``SdpaBackward(q, k, v, bias, index, opts, out, lse, dout) -> (dq, dk, dv)``. The matrix
+the scores where ``opts = [scale, is_causal, has_bias]`` says so; ``stats (N, L, 2)`` holds
+each row's max score and log of its sum of exponentials, from which the backward recomputes
+the weights (flash-attention style: no ``(L, S)`` tensor is kept between forward and
+backward). Its bprop is
+``SdpaBackward(q, k, v, bias, index, opts, out, stats, dout) -> (dq, dk, dv)``. The matrix
 products are oneDNN's ``dnnl_sgemm`` from the libdnnl that MindSpore's CPU backend loads: the
 library's probe fails where there is none.
 
@@ -34,7 +35,7 @@ _F32 = (DataType.F32_Default,)
 
 
 def _forward_shape(q: Any, k: Any, v: Any, bias: Any, index: Any, opts: Any) -> Any:
-    return [q[0], q[1], v[2]], [q[0], q[1]]
+    return [q[0], q[1], v[2]], [q[0], q[1], 2]
 
 
 def _backward_shape(*shapes: Any) -> Any:
@@ -63,12 +64,13 @@ def _self_check(k: Dict[str, Any]) -> None:
     v = Tensor(np.array([[[1.0], [3.0]]], np.float32))
     bias = Tensor(np.array([[[0.0, 0.0], [-np.inf, -np.inf]]], np.float32))
     index = Tensor(np.zeros((1,), np.int64))
-    out, lse = k["SdpaForward"](q, key, v, bias, index, options(1.0, False, True))
-    got = out.asnumpy().reshape(-1).tolist() + lse.asnumpy().reshape(-1).tolist()
-    want = [(math.e + 3.0) / (math.e + 1.0), 0.0, math.log(math.e + 1.0), math.inf]
+    out, stats = k["SdpaForward"](q, key, v, bias, index, options(1.0, False, True))
+    got = out.asnumpy().reshape(-1).tolist() + stats.asnumpy().reshape(-1).tolist()
+    want = [(math.e + 3.0) / (math.e + 1.0), 0.0, 1.0, math.log(1.0 + 1.0 / math.e), math.inf, 0]
     expect(np.allclose(got, want, rtol=1e-5), "attention kernel", got)
     dout = Tensor(np.ones((1, 2, 1), np.float32))
-    dq, dk, dv = k["SdpaBackward"](q, key, v, bias, index, options(1.0, False, True), out, lse, dout)
+    opts = options(1.0, False, True)
+    dq, dk, dv = k["SdpaBackward"](q, key, v, bias, index, opts, out, stats, dout)
     # torch: the same attention's q.grad, k.grad, v.grad for a gradient of ones
     w = math.e / (math.e + 1.0)
     dv_want = [w, 1.0 - w]
@@ -79,10 +81,10 @@ def _self_check(k: Dict[str, Any]) -> None:
 LIBRARY = KernelLibrary(
     "attention",
     [
-        Entry("SdpaForward", "q k v bias index:i64 opts -> out lse", _F32, _forward_shape, _bprop),
+        Entry("SdpaForward", "q k v bias index:i64 opts -> out stats", _F32, _forward_shape, _bprop),
         Entry(
             "SdpaBackward",
-            "q k v bias index:i64 opts out lse dout -> dq dk dv",
+            "q k v bias index:i64 opts out stats dout -> dq dk dv",
             _F32,
             _backward_shape,
             None,

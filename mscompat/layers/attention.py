@@ -15,7 +15,7 @@ The computation is a dispatched primitive, ``layers.scaled_dot_product_attention
 
 * ``aot``: a fused C++ kernel (:mod:`mscompat.custom_ops.attention`), float32 without dropout
   or float mask: per block of query rows, oneDNN's sgemm and the row softmax in cache; the
-  backward recomputes the weights from the rows' log-sum-exp (no ``(L, S)`` tensor is kept);
+  backward recomputes the weights from the rows' max and sum (no ``(L, S)`` tensor is kept);
   GQA without repeating the key/value heads;
 * ``composite``: MindSpore's batched matmul and softmax on the whole ``(L, S)`` score block,
   or on blocks of query rows when it would exceed :data:`SCORE_BLOCK` elements (long
@@ -321,7 +321,7 @@ def _kernel_bias(
 @_kernels.LIBRARY.backend(
     _SDPA,
     "fused C++ kernel: sgemm + softmax per block of query rows; the backward recomputes "
-    "the weights from the row log-sum-exp",
+    "the weights from the rows' max and sum",
     _kernels.kernel_supports,
 )
 def _sdpa_aot(

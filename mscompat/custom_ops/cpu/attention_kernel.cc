@@ -1,23 +1,25 @@
 // Scaled dot-product attention, forward and backward, for MindSpore's ops.Custom(func_type="aot");
 // float32. Flash-attention style: the (L, S) attention weights are never held whole, only a
-// block of query rows at a time; the backward recomputes them from the row log-sum-exp.
+// block of query rows at a time; the backward recomputes them from the rows' max and sum.
 //
-//   SdpaForward(q, k, v, bias, index, opts) -> out, lse
+//   SdpaForward(q, k, v, bias, index, opts) -> out, stats
 //     q:     (N, L, E) float32; k: (N / G, S, E); v: (N / G, S, Ev) (G: the GQA group size,
 //            query n uses key/value n / G)
 //     bias:  (M, Lm, S) the additive mask (Lm is L or 1); query n adds bias[index[n]]
 //     index: (N,) int64
 //     opts:  (3,) float32 [scale, is_causal, has_bias] (without has_bias, bias and index are
 //            not read)
-//     out:   (N, L, Ev); lse: (N, L) the log-sum-exp of each row's scores, +inf for a row whose
-//            every key is masked (its output is zeros, as PyTorch's CPU kernels)
+//     out:   (N, L, Ev); stats: (N, L, 2) each row's max score and the log of its sum of
+//            exp(score - max) (their sum, the log-sum-exp, would round the weights the backward
+//            recomputes to its ulp: 1.5e-5 at scores of 250); max +inf for a row whose every key
+//            is masked (its output is zeros, as PyTorch's CPU kernels)
 //   Per (n, block of query rows): scores = scale q k^T + bias (one sgemm; with is_causal only
 //   the keys the block's last row sees), row softmax in place, out = weights v (one sgemm).
 //
-//   SdpaBackward(q, k, v, bias, index, opts, out, lse, dout) -> dq, dk, dv
+//   SdpaBackward(q, k, v, bias, index, opts, out, stats, dout) -> dq, dk, dv
 //     per key/value head (so that dk and dv are summed by one thread, in a fixed order), per
 //     query head of its group, per block of query rows:
-//       P = exp(scale q k^T + bias - lse), dv += P^T dout, dP = dout v^T,
+//       P = exp(scale q k^T + bias - max - log sum), dv += P^T dout, dP = dout v^T,
 //       dS = P (dP - rowsum(dout * out)), dq = scale dS k, dk += scale dS^T q.
 //
 // The matrix products are oneDNN's dnnl_sgemm (sgemm.h), each on one thread; the units are
@@ -112,7 +114,7 @@ __attribute__((target_clones("avx2", "default"))) void Scores(const Problem &p, 
   }
 }
 
-void Forward(const Problem &p, float *out, float *lse, mscompat::SgemmFn sgemm) {
+void Forward(const Problem &p, float *out, float *stats, mscompat::SgemmFn sgemm) {
   const int64_t blocks = (p.l + p.rows - 1) / p.rows;
   const int64_t flops = 2 * p.n * p.l * p.s * (p.e + p.ev);
   mscompat::ParallelFor(p.n * blocks, flops / 64, [&](int64_t begin, int64_t end) {
@@ -123,11 +125,12 @@ void Forward(const Problem &p, float *out, float *lse, mscompat::SgemmFn sgemm) 
       Scores(p, n, r0, r1, cols, scores.data(), sgemm);
       for (int64_t r = r0; r < r1; ++r) {
         float *row = scores.data() + (r - r0) * cols;
-        float *m = lse + n * p.l + r;
+        float *m = stats + 2 * (n * p.l + r);
         mscompat::ScaledSoftmaxOnePass(row, cols, 1.0f, row, m);
-        if (*m == -INFINITY) {  // every key masked: zeros, and no weight in the backward
+        if (m[0] == -INFINITY) {  // every key masked: zeros, and no weight in the backward
           std::fill(row, row + cols, 0.0f);
-          *m = INFINITY;
+          m[0] = INFINITY;
+          m[1] = 0.0f;
         }
       }
       sgemm('N', 'N', r1 - r0, p.ev, cols, 1.0f, scores.data(), cols,
@@ -136,20 +139,22 @@ void Forward(const Problem &p, float *out, float *lse, mscompat::SgemmFn sgemm) 
   });
 }
 
-// dS = P (dP - rowsum(dout * out)) of one block, in place of dP.
-__attribute__((target_clones("avx2", "default"))) void ScoreGradient(
-    const float *weights, const float *dout, const float *out, int64_t rows, int64_t cols,
-    int64_t ev, float *dp) {
+// dS = P (dP - rowsum(P dP)) of one block, in place of dP (rowsum(P dP) is rowsum(dout out),
+// PyTorch's flash kernel's form; this one, its math kernel's and autograd's softmax backward,
+// was measured closer to PyTorch where the weights are peaked: scores of ~100 and more).
+__attribute__((target_clones("avx2", "default"))) void ScoreGradient(const float *weights,
+                                                                    int64_t rows, int64_t cols,
+                                                                    float *dp) {
   for (int64_t r = 0; r < rows; ++r) {
-    float d = 0.0f;
-    for (int64_t c = 0; c < ev; ++c) d += dout[r * ev + c] * out[r * ev + c];
     const float *w = weights + r * cols;
     float *g = dp + r * cols;
+    float d = 0.0f;
+    for (int64_t j = 0; j < cols; ++j) d += w[j] * g[j];
     for (int64_t j = 0; j < cols; ++j) g[j] = w[j] * (g[j] - d);
   }
 }
 
-void Backward(const Problem &p, const float *out, const float *lse, const float *dout, float *dq,
+void Backward(const Problem &p, const float *out, const float *stats, const float *dout, float *dq,
               float *dk, float *dv, mscompat::SgemmFn sgemm) {
   const int64_t heads = p.n / p.groups;
   const int64_t flops = 4 * p.n * p.l * p.s * (p.e + p.ev);
@@ -164,16 +169,17 @@ void Backward(const Problem &p, const float *out, const float *lse, const float 
       for (int64_t n = h * p.groups; n < (h + 1) * p.groups; ++n) {
         for (int64_t r0 = 0; r0 < p.l; r0 += p.rows) {
           const int64_t r1 = std::min(p.l, r0 + p.rows), rows = r1 - r0, cols = p.Keys(r1);
-          const float *o = out + (n * p.l + r0) * p.ev, *g = dout + (n * p.l + r0) * p.ev;
+          const float *g = dout + (n * p.l + r0) * p.ev;
           Scores(p, n, r0, r1, cols, weights.data(), sgemm);
           for (int64_t r = 0; r < rows; ++r) {
             float *row = weights.data() + r * cols;
-            mscompat::ScaledSoftmax(row, cols, lse[n * p.l + r0 + r], 0.0f, 1.0f, row);
+            const float *m = stats + 2 * (n * p.l + r0 + r);
+            mscompat::ScaledSoftmax(row, cols, m[0], m[1], 1.0f, row);
           }
           sgemm('T', 'N', cols, p.ev, rows, 1.0f, weights.data(), cols, g, p.ev, 1.0f, dvalue,
                 p.ev);
           sgemm('N', 'T', rows, cols, p.ev, 1.0f, g, p.ev, value, p.ev, 0.0f, grads.data(), cols);
-          ScoreGradient(weights.data(), g, o, rows, cols, p.ev, grads.data());
+          ScoreGradient(weights.data(), rows, cols, grads.data());
           sgemm('N', 'N', rows, p.e, cols, p.scale, grads.data(), cols, key, p.e, 0.0f,
                 dq + (n * p.l + r0) * p.e, p.e);
           sgemm('T', 'N', cols, p.e, rows, p.scale, grads.data(), cols, p.q + (n * p.l + r0) * p.e,
@@ -186,7 +192,7 @@ void Backward(const Problem &p, const float *out, const float *lse, const float 
 
 }  // namespace
 
-// params: q, k, v, bias, index, opts, out, lse
+// params: q, k, v, bias, index, opts, out, stats
 extern "C" int SdpaForward(int nparam, void **params, int *ndims, int64_t **shapes,
                            const char **dtypes, void *, void *) {
   if (nparam != 8) return kBadArity;
@@ -194,7 +200,7 @@ extern "C" int SdpaForward(int nparam, void **params, int *ndims, int64_t **shap
   if (int rc = Read(params, ndims, shapes, dtypes, 7, &p)) return rc;
   const mscompat::SgemmFn sgemm = mscompat::Sgemm();
   if (sgemm == nullptr) return kBadOption;
-  if (!HasShape(ndims[6], shapes[6], {p.n, p.l, p.ev}) || !HasShape(ndims[7], shapes[7], {p.n, p.l}))
+  if (!HasShape(ndims[6], shapes[6], {p.n, p.l, p.ev}) || !HasShape(ndims[7], shapes[7], {p.n, p.l, 2}))
     return kBadShape;
   if (p.n * p.l * p.ev == 0) return kOk;
   if (p.s == 0 || p.e == 0) return kBadShape;  // the front door answers these
@@ -202,7 +208,7 @@ extern "C" int SdpaForward(int nparam, void **params, int *ndims, int64_t **shap
   return kOk;
 }
 
-// params: q, k, v, bias, index, opts, out, lse, dout, dq, dk, dv
+// params: q, k, v, bias, index, opts, out, stats, dout, dq, dk, dv
 extern "C" int SdpaBackward(int nparam, void **params, int *ndims, int64_t **shapes,
                             const char **dtypes, void *, void *) {
   if (nparam != 12) return kBadArity;
@@ -212,7 +218,7 @@ extern "C" int SdpaBackward(int nparam, void **params, int *ndims, int64_t **sha
   if (sgemm == nullptr) return kBadOption;
   for (int i : {6, 8})
     if (!HasShape(ndims[i], shapes[i], {p.n, p.l, p.ev})) return kBadShape;
-  if (!HasShape(ndims[7], shapes[7], {p.n, p.l})) return kBadShape;
+  if (!HasShape(ndims[7], shapes[7], {p.n, p.l, 2})) return kBadShape;
   for (int i : {0, 1, 2})
     if (!mscompat::SameShape(ndims[9 + i], shapes[9 + i], ndims[i], shapes[i])) return kBadShape;
   if (p.s == 0 || p.e == 0 || p.n * p.l * p.ev == 0) return kBadShape;

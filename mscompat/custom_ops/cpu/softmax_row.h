@@ -117,11 +117,12 @@ __attribute__((target("avx2,fma"))) inline int64_t ExpShiftedAvx2(const float *r
 }
 #endif
 
-// ScaledSoftmaxOnePass; where `lse` is given, the row's log-sum-exp (max + log(sum)) is stored
-// there, or -inf for a row of -inf (whose `out` is NaN: the caller decides what it means). `row`
-// may be `out`.
+// ScaledSoftmaxOnePass; where `stats` is given, the row's max and the log of its sum of
+// exp(x - max) are stored there (a backward recomputes the softmax from them with ScaledSoftmax,
+// more precisely than from their sum, the log-sum-exp); a row of -inf has max -inf and a NaN
+// `out` (the caller decides what it means). `row` may be `out`.
 template <typename T>
-inline void ScaledSoftmaxOnePass(const T *row, int64_t c, T k, T *out, T *lse = nullptr) {
+inline void ScaledSoftmaxOnePass(const T *row, int64_t c, T k, T *out, T *stats = nullptr) {
   T m = row[0], s = T(0);
   int64_t from = 0;
 #ifdef MSCOMPAT_AVX2
@@ -132,7 +133,10 @@ inline void ScaledSoftmaxOnePass(const T *row, int64_t c, T k, T *out, T *lse = 
   if (from == 0)
     for (int64_t j = 1; j < c; ++j) m = std::max(m, row[j]);
   s = ScaledSoftmaxOnePassScalar(row, from, c, m, k, out, s);
-  if (lse != nullptr) *lse = m == -INFINITY ? m : m + std::log(s);
+  if (stats != nullptr) {
+    stats[0] = m;
+    stats[1] = std::log(s);
+  }
 }
 
 template <typename T>
