@@ -59,6 +59,32 @@ def _sdpa_references() -> Iterator[ReferenceInput]:
         modes=("pynative", "graph"),
         tolerances=tol,
     )
+    yield from _sdpa_kernel_references()
+
+
+def _sdpa_kernel_references() -> Iterator[ReferenceInput]:
+    """The ``aot`` kernel's own structure: several blocks of query rows (32 rows at S = 1024),
+    each causal block seeing only the keys up to its last row, GQA heads shared without a copy,
+    a boolean padding mask broadcast over heads and query rows (one batch item fully masked)."""
+    rng = np.random.default_rng(5)
+    tol = Tolerance(2e-6, 1e-5)  # float32 rounding (other summation order than PyTorch's)
+    tols = {label: tol for label in ("output[0]", "grad[arg 0]", "grad[arg 1]", "grad[arg 2]")}
+    qkv = _qkv(rng, "float32", (1, 4, 70, 8), (1, 2, 1024, 8), 4)
+    yield ReferenceInput(
+        SampleInput(qkv, {"is_causal": True, "enable_gqa": True}, name="blocks, causal, GQA"),
+        backends=("aot",),
+        modes=("pynative", "graph"),
+        grad=True,
+        tolerances=tols,
+    )
+    mask = np.arange(1024)[None, None, None, :] < np.array([700, 0])[:, None, None, None]
+    qkv = _qkv(rng, "float32", (2, 2, 40, 8), (2, 2, 1024, 8), 4)
+    yield ReferenceInput(
+        SampleInput(qkv, {"attn_mask": mask}, name="padding mask, one item fully masked"),
+        backends=("aot",),
+        grad=True,
+        tolerances=tols,
+    )
 
 
 def _sdpa_errors() -> Iterator[ErrorInput]:
