@@ -63,14 +63,13 @@ def _bench_row(name: str, row: Row, path: str, rounds: int, repeat: int) -> None
 
     def th_fwd() -> Any:
         with torch.no_grad():
-            return th(*map(torch.from_numpy, (q, k, v)), attn_mask=tm, is_causal=causal,
-                      enable_gqa=gqa)
+            return th(
+                *map(torch.from_numpy, (q, k, v)), attn_mask=tm, is_causal=causal, enable_gqa=gqa
+            )
 
     def th_both() -> Any:
         leaves = [torch.from_numpy(a).requires_grad_() for a in (q, k, v)]
-        th(*leaves, attn_mask=tm, is_causal=causal, enable_gqa=gqa).backward(
-            torch.from_numpy(dy)
-        )
+        th(*leaves, attn_mask=tm, is_causal=causal, enable_gqa=gqa).backward(torch.from_numpy(dy))
 
     def ms_fwd() -> Any:
         return fwd(mq, mk, mv).asnumpy()

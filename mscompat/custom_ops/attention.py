@@ -81,7 +81,9 @@ def _self_check(k: Dict[str, Any]) -> None:
 LIBRARY = KernelLibrary(
     "attention",
     [
-        Entry("SdpaForward", "q k v bias index:i64 opts -> out stats", _F32, _forward_shape, _bprop),
+        Entry(
+            "SdpaForward", "q k v bias index:i64 opts -> out stats", _F32, _forward_shape, _bprop
+        ),
         Entry(
             "SdpaBackward",
             "q k v bias index:i64 opts out stats dout -> dq dk dv",
@@ -120,9 +122,7 @@ def kernel_supports(
     return None
 
 
-def attention(
-    q: Tensor, k: Tensor, v: Tensor, bias: Tensor, index: Tensor, opts: Tensor
-) -> Tensor:
+def attention(q: Tensor, k: Tensor, v: Tensor, bias: Tensor, index: Tensor, opts: Tensor) -> Tensor:
     """``SdpaForward``'s output (float32 ``(N, L, E)``, ``(N / G, S, E)``, ``(N / G, S, Ev)``
     inputs; ``opts`` from :func:`options`)."""
     return KERNELS[device_target()]["SdpaForward"](q, k, v, bias, index, opts)[0]

@@ -324,16 +324,9 @@ def _kernel_bias(
     "the weights from the rows' max and sum",
     _kernels.kernel_supports,
 )
-def _sdpa_aot(
-    q: Tensor,
-    k: Tensor,
-    v: Tensor,
-    mask: Optional[Tensor],
-    dropout_p: float,
-    is_causal: bool,
-    scale: float,
-    groups: int,
-) -> Tensor:
+def _sdpa_aot(q: Tensor, k: Tensor, v: Tensor, mask: Optional[Tensor], *options: Any) -> Tensor:
+    """The composite's arguments; ``options``: dropout_p (0 here), is_causal, scale, groups."""
+    is_causal, scale, groups = options[1], options[2], options[3]
     lead = tuple(q.shape[:-2])
     length, source, ev = q.shape[-2], k.shape[-2], v.shape[-1]
     n = 1
