@@ -17,10 +17,12 @@
 //   the keys the block's last row sees), row softmax in place, out = weights v (one sgemm).
 //
 //   SdpaBackward(q, k, v, bias, index, opts, out, stats, dout) -> dq, dk, dv
-//     per key/value head (so that dk and dv are summed by one thread, in a fixed order), per
-//     query head of its group, per block of query rows:
+//     per key/value head (so that dk and dv are summed by one thread, in a fixed order; few
+//     heads: in a few fixed parts, added in order), per query head of its group, per block of
+//     query rows:
 //       P = exp(scale q k^T + bias - max - log sum), dv += P^T dout, dP = dout v^T,
-//       dS = P (dP - rowsum(dout * out)), dq = scale dS k, dk += scale dS^T q.
+//       dS = P (dP - rowsum(P dP)), dq = scale dS k, dk += scale dS^T q
+//     (out is not read: rowsum(P dP) = rowsum(dout out)).
 //
 // The matrix products are oneDNN's dnnl_sgemm (sgemm.h), each on one thread; the units are
 // split over threads (parallel.h). Without dnnl_sgemm both entries return kBadOption (the probe
@@ -154,40 +156,60 @@ __attribute__((target_clones("avx2", "default"))) void ScoreGradient(const float
   }
 }
 
-void Backward(const Problem &p, const float *out, const float *stats, const float *dout, float *dq,
-              float *dk, float *dv, mscompat::SgemmFn sgemm) {
-  const int64_t heads = p.n / p.groups;
+// The backward of one block of query n's rows [r0, r1): dq, and dk, dv added to dkey, dvalue.
+void BackwardBlock(const Problem &p, int64_t n, int64_t r0, const float *stats, const float *dout,
+                   float *dq, float *dkey, float *dvalue, float *weights, float *grads,
+                   mscompat::SgemmFn sgemm) {
+  const int64_t r1 = std::min(p.l, r0 + p.rows), rows = r1 - r0, cols = p.Keys(r1);
+  const float *key = p.k + n / p.groups * p.s * p.e, *value = p.v + n / p.groups * p.s * p.ev;
+  const float *g = dout + (n * p.l + r0) * p.ev;
+  Scores(p, n, r0, r1, cols, weights, sgemm);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *m = stats + 2 * (n * p.l + r0 + r);
+    mscompat::ScaledSoftmax(weights + r * cols, cols, m[0], m[1], 1.0f, weights + r * cols);
+  }
+  sgemm('T', 'N', cols, p.ev, rows, 1.0f, weights, cols, g, p.ev, 1.0f, dvalue, p.ev);
+  sgemm('N', 'T', rows, cols, p.ev, 1.0f, g, p.ev, value, p.ev, 0.0f, grads, cols);
+  ScoreGradient(weights, rows, cols, grads);
+  sgemm('N', 'N', rows, p.e, cols, p.scale, grads, cols, key, p.e, 0.0f, dq + (n * p.l + r0) * p.e,
+        p.e);
+  sgemm('T', 'N', cols, p.e, rows, p.scale, grads, cols, p.q + (n * p.l + r0) * p.e, p.e, 1.0f,
+        dkey, p.e);
+}
+
+// Units (key/value head, part): a head's (query head, block) items are split round robin into
+// `parts` when there are fewer than two heads per thread; part 0 sums into dk/dv, the others
+// into their own buffers, added in part order at the end (deterministic).
+void Backward(const Problem &p, const float *stats, const float *dout, float *dq, float *dk,
+              float *dv, mscompat::SgemmFn sgemm) {
+  const int64_t heads = p.n / p.groups, blocks = (p.l + p.rows - 1) / p.rows;
+  const int64_t items = p.groups * blocks, kv = p.s * (p.e + p.ev);
   const int64_t flops = 4 * p.n * p.l * p.s * (p.e + p.ev);
-  mscompat::ParallelFor(heads, flops / 64, [&](int64_t begin, int64_t end) {
+  const int threads = mscompat::NumThreads(flops / 64, 1 << 16, 1 << 15);
+  const int64_t parts = std::min<int64_t>(items, std::max<int64_t>(1, 2 * threads / heads));
+  std::vector<float> partial(static_cast<size_t>((parts - 1) * heads * kv));
+  mscompat::ParallelFor(heads * parts, flops / 64, [&](int64_t begin, int64_t end) {
     std::vector<float> weights(static_cast<size_t>(p.rows * p.s));
     std::vector<float> grads(static_cast<size_t>(p.rows * p.s));
-    for (int64_t h = begin; h < end; ++h) {
-      const float *key = p.k + h * p.s * p.e, *value = p.v + h * p.s * p.ev;
-      float *dkey = dk + h * p.s * p.e, *dvalue = dv + h * p.s * p.ev;
+    for (int64_t u = begin; u < end; ++u) {
+      const int64_t h = u / parts, part = u % parts;
+      float *dkey = part == 0 ? dk + h * p.s * p.e : partial.data() + ((part - 1) * heads + h) * kv;
+      float *dvalue = part == 0 ? dv + h * p.s * p.ev : dkey + p.s * p.e;
       std::fill(dkey, dkey + p.s * p.e, 0.0f);
       std::fill(dvalue, dvalue + p.s * p.ev, 0.0f);
-      for (int64_t n = h * p.groups; n < (h + 1) * p.groups; ++n) {
-        for (int64_t r0 = 0; r0 < p.l; r0 += p.rows) {
-          const int64_t r1 = std::min(p.l, r0 + p.rows), rows = r1 - r0, cols = p.Keys(r1);
-          const float *g = dout + (n * p.l + r0) * p.ev;
-          Scores(p, n, r0, r1, cols, weights.data(), sgemm);
-          for (int64_t r = 0; r < rows; ++r) {
-            float *row = weights.data() + r * cols;
-            const float *m = stats + 2 * (n * p.l + r0 + r);
-            mscompat::ScaledSoftmax(row, cols, m[0], m[1], 1.0f, row);
-          }
-          sgemm('T', 'N', cols, p.ev, rows, 1.0f, weights.data(), cols, g, p.ev, 1.0f, dvalue,
-                p.ev);
-          sgemm('N', 'T', rows, cols, p.ev, 1.0f, g, p.ev, value, p.ev, 0.0f, grads.data(), cols);
-          ScoreGradient(weights.data(), rows, cols, grads.data());
-          sgemm('N', 'N', rows, p.e, cols, p.scale, grads.data(), cols, key, p.e, 0.0f,
-                dq + (n * p.l + r0) * p.e, p.e);
-          sgemm('T', 'N', cols, p.e, rows, p.scale, grads.data(), cols, p.q + (n * p.l + r0) * p.e,
-                p.e, 1.0f, dkey, p.e);
-        }
-      }
+      for (int64_t i = part; i < items; i += parts)
+        BackwardBlock(p, h * p.groups + i / blocks, i % blocks * p.rows, stats, dout, dq, dkey,
+                      dvalue, weights.data(), grads.data(), sgemm);
     }
   });
+  for (int64_t part = 1; part < parts; ++part) {
+    for (int64_t h = 0; h < heads; ++h) {
+      const float *from = partial.data() + ((part - 1) * heads + h) * kv;
+      float *dkey = dk + h * p.s * p.e, *dvalue = dv + h * p.s * p.ev;
+      for (int64_t j = 0; j < p.s * p.e; ++j) dkey[j] += from[j];
+      for (int64_t j = 0; j < p.s * p.ev; ++j) dvalue[j] += from[p.s * p.e + j];
+    }
+  }
 }
 
 }  // namespace
@@ -222,8 +244,8 @@ extern "C" int SdpaBackward(int nparam, void **params, int *ndims, int64_t **sha
   for (int i : {0, 1, 2})
     if (!mscompat::SameShape(ndims[9 + i], shapes[9 + i], ndims[i], shapes[i])) return kBadShape;
   if (p.s == 0 || p.e == 0 || p.n * p.l * p.ev == 0) return kBadShape;
-  Backward(p, static_cast<const float *>(params[6]), static_cast<const float *>(params[7]),
-           static_cast<const float *>(params[8]), static_cast<float *>(params[9]),
-           static_cast<float *>(params[10]), static_cast<float *>(params[11]), sgemm);
+  Backward(p, static_cast<const float *>(params[7]), static_cast<const float *>(params[8]),
+           static_cast<float *>(params[9]), static_cast<float *>(params[10]),
+           static_cast<float *>(params[11]), sgemm);
   return kOk;
 }
