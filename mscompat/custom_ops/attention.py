@@ -109,10 +109,11 @@ def kernel_supports(
     scale: float,
     groups: int,
 ) -> Optional[str]:
-    """The ``supports`` predicate of the ``aot`` backend: float32, no dropout, no float mask
+    """The ``supports`` predicate of the ``aot`` backend: float32 (float16 computed in float32
+    and rounded once, as the composite and PyTorch's CPU kernels), no dropout, no float mask
     (the kernel gives no gradient to a float mask: the composite does), ``E >= 1``."""
-    if q.dtype != ms.float32:
-        return f"{q.dtype_name} is not supported by the kernel (float32)"
+    if q.dtype not in (ms.float16, ms.float32):
+        return f"{q.dtype_name} is not supported by the kernel (float32; float16 through it)"
     if dropout_p > 0:
         return "dropout_p > 0 is not supported by the kernel (the composite draws the dropout)"
     if isinstance(mask, TensorSpec) and mask.dtype != ms.bool_:

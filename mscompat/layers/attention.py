@@ -13,8 +13,8 @@ state dict names for every configuration. These follow PyTorch 2.13's CPU result
 
 The computation is a dispatched primitive, ``layers.scaled_dot_product_attention``:
 
-* ``aot``: a fused C++ kernel (:mod:`mscompat.custom_ops.attention`), float32 without dropout
-  or float mask: per block of query rows, oneDNN's sgemm and the row softmax in cache; the
+* ``aot``: a fused C++ kernel (:mod:`mscompat.custom_ops.attention`), float32 (float16
+  through float32) without dropout or float mask: per block of query rows, oneDNN's sgemm and the row softmax in cache; the
   backward recomputes the weights from the rows' max and sum (no ``(L, S)`` tensor is kept);
   GQA without repeating the key/value heads;
 * ``composite``: MindSpore's batched matmul and softmax on the whole ``(L, S)`` score block,
@@ -342,7 +342,7 @@ def _sdpa_aot(q: Tensor, k: Tensor, v: Tensor, mask: Optional[Tensor], *options:
         index,
         _kernels.options(scale, is_causal, mask is not None),
     )
-    return out.reshape(lead + (length, ev))
+    return out.reshape(lead + (length, ev)).astype(q.dtype)
 
 
 # ----------------------------------------------------------------------------- front door

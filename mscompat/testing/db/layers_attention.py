@@ -158,7 +158,7 @@ OPS: List[OpInfo] = [
         error_inputs=_sdpa_errors,
         grad_argnums=(0, 1, 2),
         dispatch_op="layers.scaled_dot_product_attention",
-        backend_dtypes={"aot": ("float32",)},
+        backend_dtypes={"aot": ("float16", "float32")},
         bench_input=_sdpa_bench,
         references=_sdpa_references,
         torch_opinfo=(TorchOpInfo("nn.functional.scaled_dot_product_attention", stride=2),),
