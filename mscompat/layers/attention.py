@@ -14,9 +14,9 @@ state dict names for every configuration. These follow PyTorch 2.13's CPU result
 The computation is a dispatched primitive, ``layers.scaled_dot_product_attention``:
 
 * ``aot``: a fused C++ kernel (:mod:`mscompat.custom_ops.attention`), float32 (float16
-  through float32) without dropout or float mask: per block of query rows, oneDNN's sgemm and the row softmax in cache; the
-  backward recomputes the weights from the rows' max and sum (no ``(L, S)`` tensor is kept);
-  GQA without repeating the key/value heads;
+  through float32) without dropout or float mask: per block of query rows, oneDNN's sgemm and
+  the row softmax in cache; the backward recomputes the weights from the rows' max and sum (no
+  ``(L, S)`` tensor is kept); GQA without repeating the key/value heads;
 * ``composite``: MindSpore's batched matmul and softmax on the whole ``(L, S)`` score block,
   or on blocks of query rows when it would exceed :data:`SCORE_BLOCK` elements (long
   sequences: the ``(L, S)`` scores are never held at once, in any dtype).
