@@ -63,7 +63,7 @@ def _sdpa_references() -> Iterator[ReferenceInput]:
 
 
 def _sdpa_kernel_references() -> Iterator[ReferenceInput]:
-    """The ``aot`` kernel's own structure: several blocks of query rows (32 rows at S = 1024),
+    """The ``aot`` kernel's own structure: several blocks of query rows (64 rows at S = 1024),
     each causal block seeing only the keys up to its last row, GQA heads shared without a copy,
     a boolean padding mask broadcast over heads and query rows (one batch item fully masked)."""
     rng = np.random.default_rng(5)
