@@ -26,7 +26,7 @@ import numpy as np
 from mindspore import Tensor
 from mindspore.ops import DataType, constexpr
 
-from mscompat.custom_ops.aot import Entry, KernelLibrary, expect, zeros
+from mscompat.custom_ops.aot import Entry, KernelLibrary, expect, shape_of, zeros
 from mscompat.custom_ops.registry import TensorSpec, device_target
 
 __all__ = ["KERNELS", "LIBRARY", "attention", "kernel_supports", "options", "probe"]
@@ -48,6 +48,15 @@ def _bprop(
     backward = KERNELS[device_target()]["SdpaBackward"]
     dq, dk, dv = backward(q, k, v, bias, index, opts, out[0], out[1], dout[0])
     return (dq, dk, dv) + zeros(bias, index, opts)
+
+
+def _bprop_biased(
+    q: Tensor, k: Tensor, v: Tensor, bias: Tensor, index: Tensor, opts: Tensor, out: Any, dout: Any
+) -> Any:
+    kernels = KERNELS[device_target()]
+    dq, dk, dv = kernels["SdpaBackward"](q, k, v, bias, index, opts, out[0], out[1], dout[0])
+    dbias = kernels["SdpaBiasGrad"](q, k, v, bias, index, opts, out[1], dout[0])
+    return (dq, dk, dv, dbias) + zeros(index, opts)
 
 
 @constexpr
@@ -76,20 +85,27 @@ def _self_check(k: Dict[str, Any]) -> None:
     dv_want = [w, 1.0 - w]
     ok = np.allclose(dv.asnumpy().reshape(-1), dv_want, rtol=1e-5)
     expect(ok and not dq.asnumpy()[0, 1].any(), "its backward", dq, dk, dv)
+    # dS = P (dP - rowsum(P dP)) with dP = v^T: (-2 w (1 - w), 2 w (1 - w)); the masked row 0
+    dbias = k["SdpaBiasGrad"](q, key, v, bias, index, opts, stats, dout).asnumpy().reshape(-1)
+    want = [-2.0 * w * (1.0 - w), 2.0 * w * (1.0 - w), 0.0, 0.0]
+    expect(np.allclose(dbias, want, rtol=1e-5, atol=1e-7), "its mask gradient", dbias)
 
 
+_SIGNATURE = "q k v bias index:i64 opts -> out stats"
 LIBRARY = KernelLibrary(
     "attention",
     [
-        Entry(
-            "SdpaForward", "q k v bias index:i64 opts -> out stats", _F32, _forward_shape, _bprop
-        ),
+        Entry("SdpaForward", _SIGNATURE, _F32, _forward_shape, _bprop),
+        Entry("SdpaForwardBiased", _SIGNATURE, _F32, _forward_shape, _bprop_biased),
         Entry(
             "SdpaBackward",
             "q k v bias index:i64 opts out stats dout -> dq dk dv",
             _F32,
             _backward_shape,
             None,
+        ),
+        Entry(
+            "SdpaBiasGrad", "q k v bias index:i64 opts stats dout -> dbias", _F32, shape_of(3), None
         ),
     ],
     _self_check,
@@ -110,20 +126,21 @@ def kernel_supports(
     groups: int,
 ) -> Optional[str]:
     """The ``supports`` predicate of the ``aot`` backend: float32 (float16 computed in float32
-    and rounded once, as the composite and PyTorch's CPU kernels), no dropout, no float mask
-    (the kernel gives no gradient to a float mask: the composite does), ``E >= 1``."""
+    and rounded once, as the composite and PyTorch's CPU kernels), no dropout, ``E >= 1``."""
     if q.dtype not in (ms.float16, ms.float32):
         return f"{q.dtype_name} is not supported by the kernel (float32; float16 through it)"
     if dropout_p > 0:
         return "dropout_p > 0 is not supported by the kernel (the composite draws the dropout)"
-    if isinstance(mask, TensorSpec) and mask.dtype != ms.bool_:
-        return "a float attn_mask is not supported by the kernel (it gives the mask no gradient)"
     if q.shape[-1] == 0:
         return "an empty embedding (E = 0) is not supported by the kernel"
     return None
 
 
-def attention(q: Tensor, k: Tensor, v: Tensor, bias: Tensor, index: Tensor, opts: Tensor) -> Tensor:
+def attention(
+    q: Tensor, k: Tensor, v: Tensor, bias: Tensor, index: Tensor, opts: Tensor, biased: bool
+) -> Tensor:
     """``SdpaForward``'s output (float32 ``(N, L, E)``, ``(N / G, S, E)``, ``(N / G, S, Ev)``
-    inputs; ``opts`` from :func:`options`)."""
-    return KERNELS[device_target()]["SdpaForward"](q, k, v, bias, index, opts)[0]
+    inputs; ``opts`` from :func:`options`); ``biased``: ``bias`` is a float mask, whose gradient
+    the bprop gives (``SdpaForwardBiased``; else the bias has none)."""
+    entry = "SdpaForwardBiased" if biased else "SdpaForward"
+    return KERNELS[device_target()][entry](q, k, v, bias, index, opts)[0]

@@ -14,9 +14,10 @@ state dict names for every configuration. These follow PyTorch 2.13's CPU result
 The computation is a dispatched primitive, ``layers.scaled_dot_product_attention``:
 
 * ``aot``: a fused C++ kernel (:mod:`mscompat.custom_ops.attention`), float32 (float16
-  through float32) without dropout or float mask: per block of query rows, oneDNN's sgemm and
-  the row softmax in cache; the backward recomputes the weights from the rows' max and sum (no
-  ``(L, S)`` tensor is kept); GQA without repeating the key/value heads;
+  through float32) without dropout: per block of query rows, oneDNN's sgemm and the row
+  softmax in cache; the backward recomputes the weights from the rows' max and sum (no
+  ``(L, S)`` tensor is kept; a float mask's gradient in a pass of its own); GQA without
+  repeating the key/value heads;
 * ``composite``: MindSpore's batched matmul and softmax on the whole ``(L, S)`` score block,
   or on blocks of query rows when it would exceed :data:`SCORE_BLOCK` elements (long
   sequences: the ``(L, S)`` scores are never held at once, in any dtype).
@@ -306,11 +307,14 @@ def _mask_index(mask_lead: Tuple[int, ...], lead: Tuple[int, ...]) -> Tensor:
 def _kernel_bias(
     mask: Optional[Tensor], lead: Tuple[int, ...], n: int, source: int
 ) -> Tuple[Tensor, Tensor]:
-    """The kernel's ``bias (M, Lm, S)`` (0 where a boolean mask attends, -inf where not) and
-    ``index (n,)``; placeholders without a mask."""
+    """The kernel's ``bias (M, Lm, S)`` (a float mask, or 0 where a boolean mask attends and
+    -inf where not) and ``index (n,)``; placeholders without a mask."""
     if mask is None:
         return constant((1, 1, 1), 0.0, ms.float32), constant((n,), 0, ms.int64)
-    bias = ops.where(mask, ops.zeros((), ms.float32), ops.full((), _NEG_INF, dtype=ms.float32))
+    if mask.dtype == ms.bool_:
+        bias = ops.where(mask, ops.zeros((), ms.float32), ops.full((), _NEG_INF, dtype=ms.float32))
+    else:
+        bias = mask.astype(ms.float32)
     rows = bias.shape[-2]
     if bias.shape[-1] != source:
         bias = ops.broadcast_to(bias, bias.shape[:-1] + (source,))
@@ -341,6 +345,7 @@ def _sdpa_aot(q: Tensor, k: Tensor, v: Tensor, mask: Optional[Tensor], *options:
         bias,
         index,
         _kernels.options(scale, is_causal, mask is not None),
+        mask is not None and mask.dtype != ms.bool_,
     )
     return out.reshape(lead + (length, ev)).astype(q.dtype)
 

@@ -159,21 +159,32 @@ __attribute__((target_clones("avx2", "default"))) void ScoreGradient(const float
   }
 }
 
-// The backward of one block of query n's rows [r0, r1): dq, and dk, dv added to dkey, dvalue.
-void BackwardBlock(const Problem &p, int64_t n, int64_t r0, const float *stats, const float *dout,
-                   float *dq, float *dkey, float *dvalue, float *weights, float *grads,
-                   mscompat::SgemmFn sgemm) {
+// The weights P (in `weights`) and the score gradient dS (in `grads`) of query n's rows
+// [r0, r1), from the forward's row stats; returns the block's number of keys.
+int64_t BlockGradient(const Problem &p, int64_t n, int64_t r0, const float *stats,
+                      const float *dout, float *weights, float *grads, mscompat::SgemmFn sgemm) {
   const int64_t r1 = std::min(p.l, r0 + p.rows), rows = r1 - r0, cols = p.Keys(r1);
-  const float *key = p.k + n / p.groups * p.s * p.e, *value = p.v + n / p.groups * p.s * p.ev;
-  const float *g = dout + (n * p.l + r0) * p.ev;
+  const float *value = p.v + n / p.groups * p.s * p.ev;
   Scores(p, n, r0, r1, cols, weights, sgemm);
   for (int64_t r = 0; r < rows; ++r) {
     const float *m = stats + 2 * (n * p.l + r0 + r);
     mscompat::ScaledSoftmax(weights + r * cols, cols, m[0], m[1], 1.0f, weights + r * cols);
   }
-  sgemm('T', 'N', cols, p.ev, rows, 1.0f, weights, cols, g, p.ev, 1.0f, dvalue, p.ev);
-  sgemm('N', 'T', rows, cols, p.ev, 1.0f, g, p.ev, value, p.ev, 0.0f, grads, cols);
+  sgemm('N', 'T', rows, cols, p.ev, 1.0f, dout + (n * p.l + r0) * p.ev, p.ev, value, p.ev, 0.0f,
+        grads, cols);
   ScoreGradient(weights, rows, cols, grads);
+  return cols;
+}
+
+// The backward of one block of query n's rows [r0, r1): dq, and dk, dv added to dkey, dvalue.
+void BackwardBlock(const Problem &p, int64_t n, int64_t r0, const float *stats, const float *dout,
+                   float *dq, float *dkey, float *dvalue, float *weights, float *grads,
+                   mscompat::SgemmFn sgemm) {
+  const int64_t rows = std::min(p.l, r0 + p.rows) - r0;
+  const int64_t cols = BlockGradient(p, n, r0, stats, dout, weights, grads, sgemm);
+  const float *key = p.k + n / p.groups * p.s * p.e;
+  sgemm('T', 'N', cols, p.ev, rows, 1.0f, weights, cols, dout + (n * p.l + r0) * p.ev, p.ev, 1.0f,
+        dvalue, p.ev);
   sgemm('N', 'N', rows, p.e, cols, p.scale, grads, cols, key, p.e, 0.0f, dq + (n * p.l + r0) * p.e,
         p.e);
   sgemm('T', 'N', cols, p.e, rows, p.scale, grads, cols, p.q + (n * p.l + r0) * p.e, p.e, 1.0f,
@@ -215,6 +226,42 @@ void Backward(const Problem &p, const float *stats, const float *dout, float *dq
   }
 }
 
+// dbias (M, Lm, S): the sum of dS over the queries n using each mask (index[n]) and, where
+// Lm is 1, over the rows. Units (mask, block of rows), each writing its own rows (Lm = L) or
+// its own row sum (Lm = 1, added in block order at the end): no unit shares an output.
+void BiasGradient(const Problem &p, int64_t masks, const float *stats, const float *dout,
+                  float *dbias, mscompat::SgemmFn sgemm) {
+  const int64_t blocks = (p.l + p.rows - 1) / p.rows;
+  const bool per_row = p.bias_rows != 1;
+  std::vector<float> sums(per_row ? 0 : static_cast<size_t>(masks * blocks * p.s), 0.0f);
+  const int64_t flops = 2 * p.n * p.l * p.s * (p.e + p.ev);
+  mscompat::ParallelFor(masks * blocks, flops / 64, [&](int64_t begin, int64_t end) {
+    std::vector<float> weights(static_cast<size_t>(p.rows * p.s));
+    std::vector<float> grads(static_cast<size_t>(p.rows * p.s));
+    for (int64_t u = begin; u < end; ++u) {
+      const int64_t m = u / blocks, r0 = u % blocks * p.rows;
+      const int64_t rows = std::min(p.l, r0 + p.rows) - r0;
+      float *to = per_row ? dbias + (m * p.l + r0) * p.s : sums.data() + u * p.s;
+      std::fill(to, to + (per_row ? rows : 1) * p.s, 0.0f);
+      for (int64_t n = 0; n < p.n; ++n) {
+        if (p.index[n] != m) continue;
+        BlockGradient(p, n, r0, stats, dout, weights.data(), grads.data(), sgemm);
+        for (int64_t r = 0; r < rows; ++r) {
+          float *row = to + (per_row ? r : 0) * p.s;
+          for (int64_t j = 0; j < p.s; ++j) row[j] += grads[r * p.s + j];
+        }
+      }
+    }
+  });
+  if (per_row) return;
+  for (int64_t m = 0; m < masks; ++m) {
+    float *row = dbias + m * p.s;
+    std::copy(sums.data() + m * blocks * p.s, sums.data() + (m * blocks + 1) * p.s, row);
+    for (int64_t b = 1; b < blocks; ++b)
+      for (int64_t j = 0; j < p.s; ++j) row[j] += sums[(m * blocks + b) * p.s + j];
+  }
+}
+
 }  // namespace
 
 // params: q, k, v, bias, index, opts, out, stats
@@ -250,5 +297,29 @@ extern "C" int SdpaBackward(int nparam, void **params, int *ndims, int64_t **sha
   Backward(p, static_cast<const float *>(params[7]), static_cast<const float *>(params[8]),
            static_cast<float *>(params[9]), static_cast<float *>(params[10]),
            static_cast<float *>(params[11]), sgemm);
+  return kOk;
+}
+
+// SdpaForward for a float mask whose gradient is wanted (its bprop adds SdpaBiasGrad).
+extern "C" int SdpaForwardBiased(int nparam, void **params, int *ndims, int64_t **shapes,
+                                 const char **dtypes, void *stream, void *extra) {
+  return SdpaForward(nparam, params, ndims, shapes, dtypes, stream, extra);
+}
+
+// params: q, k, v, bias, index, opts, stats, dout, dbias
+extern "C" int SdpaBiasGrad(int nparam, void **params, int *ndims, int64_t **shapes,
+                            const char **dtypes, void *, void *) {
+  if (nparam != 9) return kBadArity;
+  Problem p;
+  if (int rc = Read(params, ndims, shapes, dtypes, 8, &p)) return rc;
+  const mscompat::SgemmFn sgemm = mscompat::Sgemm();
+  if (sgemm == nullptr) return kBadOption;
+  if (p.bias == nullptr || p.causal || !HasShape(ndims[6], shapes[6], {p.n, p.l, 2}) ||
+      !HasShape(ndims[7], shapes[7], {p.n, p.l, p.ev}) ||
+      !mscompat::SameShape(ndims[8], shapes[8], ndims[3], shapes[3]))
+    return kBadShape;
+  if (p.s == 0 || p.e == 0 || p.n * p.l * p.ev == 0) return kBadShape;
+  BiasGradient(p, shapes[3][0], static_cast<const float *>(params[6]),
+               static_cast<const float *>(params[7]), static_cast<float *>(params[8]), sgemm);
   return kOk;
 }
