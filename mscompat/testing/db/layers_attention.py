@@ -65,7 +65,8 @@ def _sdpa_references() -> Iterator[ReferenceInput]:
 def _sdpa_kernel_references() -> Iterator[ReferenceInput]:
     """The ``aot`` kernel's own structure: several blocks of query rows (64 rows at S = 1024),
     each causal block seeing only the keys up to its last row, GQA heads shared without a copy,
-    a boolean padding mask broadcast over heads and query rows (one batch item fully masked)."""
+    a boolean padding mask broadcast over heads and query rows (one batch item fully masked),
+    NaN (a NaN row, as PyTorch) and -inf (zeros) in a float mask."""
     rng = np.random.default_rng(5)
     tol = Tolerance(2e-6, 1e-5)  # float32 rounding (other summation order than PyTorch's)
     tols = {label: tol for label in ("output[0]", "grad[arg 0]", "grad[arg 1]", "grad[arg 2]")}
@@ -74,6 +75,16 @@ def _sdpa_kernel_references() -> Iterator[ReferenceInput]:
         SampleInput(qkv, {"is_causal": True, "enable_gqa": True}, name="blocks, causal, GQA"),
         backends=("aot",),
         modes=("pynative", "graph"),
+        grad=True,
+        tolerances=tols,
+    )
+    q, k, v = _qkv(rng, "float32", (1, 2, 4, 4), (1, 2, 6, 4), 3)
+    mask = normal(rng, (4, 6), "float32")
+    mask[1, 2] = np.nan
+    mask[3] = -np.inf
+    yield ReferenceInput(
+        SampleInput((q, k, v), {"attn_mask": mask}, name="float32 NaN and -inf rows"),
+        backends=("aot",),
         grad=True,
         tolerances=tols,
     )
