@@ -5,7 +5,8 @@ query, key and value for an output gradient that is an input of the graph), per 
 Run from the repository root (``PYTHONPATH=$PWD python tools/bench_attention.py``). Rows: the
 op database's bench input (B=8, H=8, L=S=512, D=64: issue 17's target), the same with
 ``is_causal``, and a GQA row (8 query heads on 2 key/value heads) with a boolean padding mask;
-``--paths``: ``aot`` (the fused kernel) and ``composite``. Timing as
+a row with an additive float mask (B, 1, L, S); ``--paths``: ``aot`` (the fused kernel) and
+``composite``. Timing as
 ``tools/bench_box_losses.py``: alternating blocks, the ratio graph / torch of each block's
 fastest calls, median [min, max] over the blocks (run it on a quiet machine: ``uptime``).
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple, Union
 
 import mindspore as ms
 import numpy as np
@@ -25,12 +26,14 @@ from mscompat.custom_ops import use_backend
 from mscompat.layers import scaled_dot_product_attention as sdpa
 
 _OP = "layers.scaled_dot_product_attention"
-# name -> (query shape, key/value shape, is_causal, padding mask, enable_gqa)
-Row = Tuple[Tuple[int, ...], Tuple[int, ...], bool, bool, bool]
+# name -> (query shape, key/value shape, is_causal, padding mask (True: boolean, "float": an
+# additive float mask, not differentiated), enable_gqa)
+Row = Tuple[Tuple[int, ...], Tuple[int, ...], bool, Union[bool, str], bool]
 _ROWS: Dict[str, Row] = {
     "B8 H8 L=S=512 D64": ((8, 8, 512, 64), (8, 8, 512, 64), False, False, False),
     "B8 H8 L=S=512 D64 causal": ((8, 8, 512, 64), (8, 8, 512, 64), True, False, False),
     "B8 H8/2 L=S=512 D64 GQA+mask": ((8, 8, 512, 64), (8, 2, 512, 64), False, True, True),
+    "B8 H8 L=S=512 D64 float mask": ((8, 8, 512, 64), (8, 8, 512, 64), False, "float", False),
 }
 
 
@@ -44,6 +47,9 @@ def _bench_row(name: str, row: Row, path: str, rounds: int, repeat: int) -> None
         keep = rng.integers(qs[2] // 2, qs[2] + 1, size=qs[0])
         mask = np.arange(ks[2])[None, :] < keep[:, None]
         mask = mask[:, None, None, :]
+        if padded == "float":  # an additive (B, 1, L, S) float mask (a relative position bias)
+            mask = np.where(mask, rng.standard_normal((qs[0], 1, qs[2], ks[2])), -np.inf)
+            mask = mask.astype(np.float32)
     mm = None if mask is None else ms.Tensor(mask)
 
     def ms_fn(q: ms.Tensor, k: ms.Tensor, v: ms.Tensor) -> ms.Tensor:

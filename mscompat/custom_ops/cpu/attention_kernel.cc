@@ -131,7 +131,7 @@ void Forward(const Problem &p, float *out, float *stats, mscompat::SgemmFn sgemm
       for (int64_t r = r0; r < r1; ++r) {
         float *row = scores.data() + (r - r0) * cols;
         float *m = stats + 2 * (n * p.l + r);
-        mscompat::ScaledSoftmaxOnePass(row, cols, 1.0f, row, m);
+        mscompat::ScaledSoftmaxOnePass(row, cols, 1.0f, row, m, true);
         if (m[0] == -INFINITY) {  // every key masked: zeros, and no weight in the backward
           std::fill(row, row + cols, 0.0f);
           m[0] = INFINITY;
@@ -168,7 +168,8 @@ int64_t BlockGradient(const Problem &p, int64_t n, int64_t r0, const float *stat
   Scores(p, n, r0, r1, cols, weights, sgemm);
   for (int64_t r = 0; r < rows; ++r) {
     const float *m = stats + 2 * (n * p.l + r0 + r);
-    mscompat::ScaledSoftmax(weights + r * cols, cols, m[0], m[1], 1.0f, weights + r * cols);
+    float *row = weights + r * cols;
+    mscompat::ScaledSoftmax(row, cols, m[0], m[1], 1.0f, row, true);
   }
   sgemm('N', 'T', rows, cols, p.ev, 1.0f, dout + (n * p.l + r0) * p.ev, p.ev, value, p.ev, 0.0f,
         grads, cols);
@@ -272,7 +273,8 @@ extern "C" int SdpaForward(int nparam, void **params, int *ndims, int64_t **shap
   if (int rc = Read(params, ndims, shapes, dtypes, 7, &p)) return rc;
   const mscompat::SgemmFn sgemm = mscompat::Sgemm();
   if (sgemm == nullptr) return kBadOption;
-  if (!HasShape(ndims[6], shapes[6], {p.n, p.l, p.ev}) || !HasShape(ndims[7], shapes[7], {p.n, p.l, 2}))
+  if (!HasShape(ndims[6], shapes[6], {p.n, p.l, p.ev}) ||
+      !HasShape(ndims[7], shapes[7], {p.n, p.l, 2}))
     return kBadShape;
   if (p.n * p.l * p.ev == 0) return kOk;
   if (p.s == 0 || p.e == 0) return kBadShape;  // the front door answers these
