@@ -24,8 +24,13 @@
 //       dS = P (dP - rowsum(P dP)), dq = scale dS k, dk += scale dS^T q
 //     (out is not read: rowsum(P dP) = rowsum(dout out)).
 //
+//   SdpaForwardBiased: SdpaForward, the entry of a float mask (its bprop adds SdpaBiasGrad).
+//   SdpaBiasGrad(q, k, v, bias, index, opts, stats, dout) -> dbias (bias's shape): dS summed
+//     over the queries using each mask (and over the rows where Lm is 1), per (mask, block of
+//     rows): each unit writes outputs of its own.
+//
 // The matrix products are oneDNN's dnnl_sgemm (sgemm.h), each on one thread; the units are
-// split over threads (parallel.h). Without dnnl_sgemm both entries return kBadOption (the probe
+// split over threads (parallel.h). Without dnnl_sgemm every entry returns kBadOption (the probe
 // fails and the composite runs). Calling convention: common.h.
 
 #include <algorithm>
