@@ -268,19 +268,26 @@ void BiasGradient(const Problem &p, int64_t masks, const float *stats, const flo
   }
 }
 
+// What every entry point starts with: its arity, the shared inputs (Read), the row stats at
+// `stats_at` and the sgemm.
+int Start(int nparam, int arity, void **params, int *ndims, int64_t **shapes, const char **dtypes,
+          int stats_at, Problem *p, mscompat::SgemmFn *sgemm) {
+  if (nparam != arity) return kBadArity;
+  if (int rc = Read(params, ndims, shapes, dtypes, arity - 1, p)) return rc;
+  if (!HasShape(ndims[stats_at], shapes[stats_at], {p->n, p->l, 2})) return kBadShape;
+  *sgemm = mscompat::Sgemm();
+  return *sgemm == nullptr ? kBadOption : kOk;
+}
+
 }  // namespace
 
 // params: q, k, v, bias, index, opts, out, stats
 extern "C" int SdpaForward(int nparam, void **params, int *ndims, int64_t **shapes,
                            const char **dtypes, void *, void *) {
-  if (nparam != 8) return kBadArity;
   Problem p;
-  if (int rc = Read(params, ndims, shapes, dtypes, 7, &p)) return rc;
-  const mscompat::SgemmFn sgemm = mscompat::Sgemm();
-  if (sgemm == nullptr) return kBadOption;
-  if (!HasShape(ndims[6], shapes[6], {p.n, p.l, p.ev}) ||
-      !HasShape(ndims[7], shapes[7], {p.n, p.l, 2}))
-    return kBadShape;
+  mscompat::SgemmFn sgemm;
+  if (int rc = Start(nparam, 8, params, ndims, shapes, dtypes, 7, &p, &sgemm)) return rc;
+  if (!HasShape(ndims[6], shapes[6], {p.n, p.l, p.ev})) return kBadShape;
   if (p.n * p.l * p.ev == 0) return kOk;
   if (p.s == 0 || p.e == 0) return kBadShape;  // the front door answers these
   Forward(p, static_cast<float *>(params[6]), static_cast<float *>(params[7]), sgemm);
@@ -290,14 +297,11 @@ extern "C" int SdpaForward(int nparam, void **params, int *ndims, int64_t **shap
 // params: q, k, v, bias, index, opts, out, stats, dout, dq, dk, dv
 extern "C" int SdpaBackward(int nparam, void **params, int *ndims, int64_t **shapes,
                             const char **dtypes, void *, void *) {
-  if (nparam != 12) return kBadArity;
   Problem p;
-  if (int rc = Read(params, ndims, shapes, dtypes, 11, &p)) return rc;
-  const mscompat::SgemmFn sgemm = mscompat::Sgemm();
-  if (sgemm == nullptr) return kBadOption;
+  mscompat::SgemmFn sgemm;
+  if (int rc = Start(nparam, 12, params, ndims, shapes, dtypes, 7, &p, &sgemm)) return rc;
   for (int i : {6, 8})
     if (!HasShape(ndims[i], shapes[i], {p.n, p.l, p.ev})) return kBadShape;
-  if (!HasShape(ndims[7], shapes[7], {p.n, p.l, 2})) return kBadShape;
   for (int i : {0, 1, 2})
     if (!mscompat::SameShape(ndims[9 + i], shapes[9 + i], ndims[i], shapes[i])) return kBadShape;
   if (p.s == 0 || p.e == 0 || p.n * p.l * p.ev == 0) return kBadShape;
@@ -316,13 +320,10 @@ extern "C" int SdpaForwardBiased(int nparam, void **params, int *ndims, int64_t 
 // params: q, k, v, bias, index, opts, stats, dout, dbias
 extern "C" int SdpaBiasGrad(int nparam, void **params, int *ndims, int64_t **shapes,
                             const char **dtypes, void *, void *) {
-  if (nparam != 9) return kBadArity;
   Problem p;
-  if (int rc = Read(params, ndims, shapes, dtypes, 8, &p)) return rc;
-  const mscompat::SgemmFn sgemm = mscompat::Sgemm();
-  if (sgemm == nullptr) return kBadOption;
-  if (p.bias == nullptr || p.causal || !HasShape(ndims[6], shapes[6], {p.n, p.l, 2}) ||
-      !HasShape(ndims[7], shapes[7], {p.n, p.l, p.ev}) ||
+  mscompat::SgemmFn sgemm;
+  if (int rc = Start(nparam, 9, params, ndims, shapes, dtypes, 6, &p, &sgemm)) return rc;
+  if (p.bias == nullptr || p.causal || !HasShape(ndims[7], shapes[7], {p.n, p.l, p.ev}) ||
       !mscompat::SameShape(ndims[8], shapes[8], ndims[3], shapes[3]))
     return kBadShape;
   if (p.s == 0 || p.e == 0 || p.n * p.l * p.ev == 0) return kBadShape;
