@@ -1,6 +1,7 @@
 """What the op database cannot see for ``mscompat.layers``: attention dropout's statistics and
-seeding, query blocks, running statistics updated in place, PyTorch's parameter names, and the
-documented difference of ``embedding_bag``'s ``scale_grad_by_freq`` from PyTorch 2.13's CPU."""
+seeding, query blocks, a float attention mask's gradient, running statistics updated in place,
+PyTorch's parameter names, and the documented difference of ``embedding_bag``'s
+``scale_grad_by_freq`` from PyTorch 2.13's CPU."""
 
 from __future__ import annotations
 
@@ -67,6 +68,33 @@ def test_sdpa_query_blocks_match_one_block(monkeypatch):
     np.testing.assert_allclose(out.asnumpy(), t_out.detach().numpy(), atol=1e-12)
     for g, t in zip(grads, (tq, tk, tv)):
         np.testing.assert_allclose(g.asnumpy(), t.grad.numpy(), atol=1e-12)
+
+
+@pytest.mark.parametrize("backend", ["aot", "composite"])
+def test_sdpa_float_mask_gradient(backend):
+    """A float mask's gradient (a learned bias: T5's, ALiBi's), broadcast over the heads, with
+    -inf entries and a fully masked row (zeros there), on each backend, as PyTorch's."""
+    from mscompat.custom_ops.registry import available, use_backend
+
+    if not available("layers.scaled_dot_product_attention", backend)[0]:
+        pytest.skip(f"backend {backend} unavailable here")
+    rng = np.random.default_rng(2)
+    shapes = ((2, 3, 5, 8), (2, 3, 7, 8), (2, 3, 7, 4))
+    q, k, v = (rng.standard_normal(s).astype(np.float32) for s in shapes)
+    mask = rng.standard_normal((2, 1, 5, 7)).astype(np.float32)
+    mask[0, 0, 1, 2] = -np.inf
+    mask[1, 0, 3] = -np.inf
+    dy = rng.standard_normal((2, 3, 5, 4)).astype(np.float32)
+    t = [torch.tensor(x, dtype=torch.float64, requires_grad=True) for x in (q, k, v, mask)]
+    (F.scaled_dot_product_attention(*t[:3], attn_mask=t[3]) * torch.tensor(dy)).sum().backward()
+
+    def loss(a, b, c, m):
+        return (scaled_dot_product_attention(a, b, c, attn_mask=m) * ms.Tensor(dy)).sum()
+
+    with use_backend(backend, "layers.scaled_dot_product_attention"):
+        grads = ms.grad(loss, grad_position=(0, 1, 2, 3))(*(ms.Tensor(x) for x in (q, k, v, mask)))
+    for g, want in zip(grads, t):
+        np.testing.assert_allclose(g.asnumpy(), want.grad.numpy(), rtol=1e-5, atol=2e-6)
 
 
 def test_instance_norm_updates_running_statistics_as_pytorch():

@@ -13,6 +13,11 @@ state dict names for every configuration. These follow PyTorch 2.13's CPU result
 
 The computation is a dispatched primitive, ``layers.scaled_dot_product_attention``:
 
+* ``aot``: a fused C++ kernel (:mod:`mscompat.custom_ops.attention`), float32 (float16
+  through float32) without dropout: per block of query rows, oneDNN's sgemm and the row
+  softmax in cache; the backward recomputes the weights from the rows' max and sum (no
+  ``(L, S)`` tensor is kept; a float mask's gradient in a pass of its own); GQA without
+  repeating the key/value heads;
 * ``composite``: MindSpore's batched matmul and softmax on the whole ``(L, S)`` score block,
   or on blocks of query rows when it would exceed :data:`SCORE_BLOCK` elements (long
   sequences: the ``(L, S)`` scores are never held at once, in any dtype).
@@ -29,6 +34,8 @@ from mindspore import Tensor, ops
 from mindspore.ops import constexpr
 
 from mscompat._checks import check_bool, check_float_tensor, check_number, check_tensor
+from mscompat.custom_ops import attention as _kernels
+from mscompat.custom_ops.aot import constant
 from mscompat.custom_ops.registry import call, register
 
 __all__ = ["scaled_dot_product_attention"]
@@ -285,6 +292,62 @@ def _sdpa_composite(
         out = ops.concat(parts, 1)
     out = out.reshape(lead + (length, ev))
     return out if dtype == work else out.astype(dtype)
+
+
+@constexpr
+def _mask_index(mask_lead: Tuple[int, ...], lead: Tuple[int, ...]) -> Tensor:
+    """For each of the ``prod(lead)`` attention problems, the index of its mask among the
+    ``prod(mask_lead)`` ones of a mask broadcasting over the batch dims ``lead``."""
+    padded = (1,) * (len(lead) - len(mask_lead)) + tuple(mask_lead)
+    count = int(np.prod(padded, dtype=np.int64))
+    index = np.broadcast_to(np.arange(count, dtype=np.int64).reshape(padded), lead)
+    return Tensor(np.ascontiguousarray(index).reshape(-1))
+
+
+def _kernel_bias(
+    mask: Optional[Tensor], lead: Tuple[int, ...], n: int, source: int
+) -> Tuple[Tensor, Tensor]:
+    """The kernel's ``bias (M, Lm, S)`` (a float mask, or 0 where a boolean mask attends and
+    -inf where not) and ``index (n,)``; placeholders without a mask."""
+    if mask is None:
+        return constant((1, 1, 1), 0.0, ms.float32), constant((n,), 0, ms.int64)
+    if mask.dtype == ms.bool_:
+        bias = ops.where(mask, ops.zeros((), ms.float32), ops.full((), _NEG_INF, dtype=ms.float32))
+    else:
+        bias = mask.astype(ms.float32)
+    rows = bias.shape[-2]
+    if bias.shape[-1] != source:
+        bias = ops.broadcast_to(bias, bias.shape[:-1] + (source,))
+    index = _mask_index(tuple(bias.shape[:-2]), lead)
+    return bias.reshape((-1, rows, source)), index
+
+
+@_kernels.LIBRARY.backend(
+    _SDPA,
+    "fused C++ kernel: sgemm + softmax per block of query rows; the backward recomputes "
+    "the weights from the rows' max and sum",
+    _kernels.kernel_supports,
+)
+def _sdpa_aot(q: Tensor, k: Tensor, v: Tensor, mask: Optional[Tensor], *options: Any) -> Tensor:
+    """The composite's arguments; ``options``: dropout_p (0 here), is_causal, scale, groups."""
+    is_causal, scale, groups = options[1], options[2], options[3]
+    lead = tuple(q.shape[:-2])
+    length, source, ev = q.shape[-2], k.shape[-2], v.shape[-1]
+    n = 1
+    for s in lead:
+        n *= s
+    kv_lead = lead[:-1] + (lead[-1] // groups,) if groups > 1 else lead
+    bias, index = _kernel_bias(mask, lead, n, source)
+    out = _kernels.attention(
+        _flat(q, lead, ms.float32, n),
+        _flat(k, kv_lead, ms.float32, n // groups),
+        _flat(v, kv_lead, ms.float32, n // groups),
+        bias,
+        index,
+        _kernels.options(scale, is_causal, mask is not None),
+        mask is not None and mask.dtype != ms.bool_,
+    )
+    return out.reshape(lead + (length, ev)).astype(q.dtype)
 
 
 # ----------------------------------------------------------------------------- front door

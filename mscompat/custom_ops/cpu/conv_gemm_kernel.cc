@@ -17,16 +17,13 @@
 //     gradient: the backward's two halves with the roles of the sides swapped (the
 //     convolution's input gradient is ConvTransposeGemm).
 //
-// The matrix products are oneDNN's dnnl_sgemm, looked up in the process (MindSpore's CPU
-// backend loads libdnnl.so.3): MindSpore's own convolution kernels pick oneDNN's reference
-// implementation for PyTorch's plain NCHW layout (measured 600-900 ms where PyTorch takes a few
-// ms). Each sgemm runs on one thread (MindSpore's oneDNN has a threadpool runtime); the work is
+// The matrix products are oneDNN's dnnl_sgemm (sgemm.h): MindSpore's own convolution kernels
+// pick oneDNN's reference implementation for PyTorch's plain NCHW layout (measured 600-900 ms
+// where PyTorch takes a few ms). Each sgemm runs on one thread (MindSpore's oneDNN has a threadpool runtime); the work is
 // split over threads here. Without dnnl_sgemm every entry returns kBadOption (the probe fails
 // and the caller falls back to matmul + col2im).
 //
 // Calling convention: common.h.
-
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -36,25 +33,14 @@
 
 #include "common.h"
 #include "parallel.h"
+#include "sgemm.h"
 
 namespace {
 
 using namespace mscompat::status;
 
-// dnnl_status_t dnnl_sgemm(char transa, char transb, dnnl_dim_t M, dnnl_dim_t N, dnnl_dim_t K,
-//     float alpha, const float *A, dnnl_dim_t lda, const float *B, dnnl_dim_t ldb, float beta,
-//     float *C, dnnl_dim_t ldc): row-major C = alpha op(A) op(B) + beta C; 0 is success.
-using SgemmFn = int (*)(char, char, int64_t, int64_t, int64_t, float, const float *, int64_t,
-                        const float *, int64_t, float, float *, int64_t);
-
-SgemmFn Sgemm() {
-  static const SgemmFn fn = [] {
-    void *lib = dlopen("libdnnl.so.3", RTLD_LAZY | RTLD_NOLOAD);
-    void *sym = lib != nullptr ? dlsym(lib, "dnnl_sgemm") : dlsym(RTLD_DEFAULT, "dnnl_sgemm");
-    return reinterpret_cast<SgemmFn>(sym);
-  }();
-  return fn;
-}
+using mscompat::Sgemm;
+using mscompat::SgemmFn;
 
 // Columns per block: 256 KiB of float32 (in L2 between the sgemm and col2im; measured faster
 // than 128 KiB, as fast as 512 KiB-1 MiB).

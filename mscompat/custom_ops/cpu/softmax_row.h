@@ -1,5 +1,6 @@
 // Row-wise log-sum-exp and scaled softmax of a row of logits, shared by the cross-entropy
-// kernels (class_loss_kernel.cc) and the distribution focal loss kernels (dfl_kernel.cc).
+// kernels (class_loss_kernel.cc), the distribution focal loss kernels (dfl_kernel.cc) and the
+// attention kernels (attention_kernel.cc).
 //
 // float32 rows 8 lanes at a time with libmvec's expf (the sum in 8 partial sums, then added);
 // the scalar code takes the tail, short rows, CPUs without AVX2 and float64.
@@ -114,14 +115,28 @@ __attribute__((target("avx2,fma"))) inline void LogSumExpAvx2(const float *row, 
   *log_s = std::log(s);
 }
 
+// exp(z) of 8 lanes, 0 where z < -87 (where expf is below float's smallest normal number, 0 at
+// -inf): libmvec's expf takes a scalar path for the whole vector when one lane is out of its
+// range, so rows of masked (-inf) scores took 8x longer. NaN stays NaN.
+__attribute__((target("avx2,fma"))) inline __m256 ExpFlushedAvx2(__m256 z) {
+  const __m256 floor = _mm256_set1_ps(-87.0f);
+  const __m256 e = _ZGVdN8v_expf(_mm256_max_ps(floor, z));  // max_ps(floor, NaN) is NaN
+  return _mm256_andnot_ps(_mm256_cmp_ps(z, floor, _CMP_LT_OQ), e);
+}
+
+// exp of 8 lanes: ExpFlushedAvx2 where `flush`, else libmvec's expf.
+__attribute__((target("avx2,fma"))) inline __m256 Exp8Avx2(__m256 z, bool flush) {
+  return flush ? ExpFlushedAvx2(z) : _ZGVdN8v_expf(z);
+}
+
 __attribute__((target("avx2,fma"))) inline int64_t ScaledSoftmaxAvx2(const float *row, int64_t c,
                                                                float m, float log_s, float k,
-                                                               float *out) {
+                                                               float *out, bool flush = false) {
   const __m256 vm = _mm256_set1_ps(m), vl = _mm256_set1_ps(log_s), vk = _mm256_set1_ps(k);
   int64_t j = 0;
   for (; j + 8 <= c; j += 8) {
     const __m256 z = _mm256_sub_ps(_mm256_sub_ps(_mm256_loadu_ps(row + j), vm), vl);
-    _mm256_storeu_ps(out + j, _mm256_mul_ps(vk, _ZGVdN8v_expf(z)));
+    _mm256_storeu_ps(out + j, _mm256_mul_ps(vk, Exp8Avx2(z, flush)));
   }
   return j;
 }
@@ -261,16 +276,18 @@ __attribute__((target("avx2,fma"))) inline void ScaledSoftmax8Rows(const float *
 #endif
 
 // out[j] = k * softmax(row)[j] with one exp per element: exp(row[j] - max) stored in out, then
-// scaled by k / sum (a backward's softmax; the forward's log-sum-exp is not kept).
+// scaled by k / sum (a backward's softmax; the forward's log-sum-exp is not kept); returns the
+// sum.
 template <typename T>
-inline void ScaledSoftmaxOnePassScalar(const T *row, int64_t from, int64_t c, T m, T k, T *out,
-                                       T s) {
+inline T ScaledSoftmaxOnePassScalar(const T *row, int64_t from, int64_t c, T m, T k, T *out,
+                                    T s) {
   for (int64_t j = from; j < c; ++j) {
     out[j] = std::exp(row[j] - m);
     s += out[j];
   }
   const T scale = k / s;
   for (int64_t j = 0; j < c; ++j) out[j] *= scale;
+  return s;
 }
 
 #ifdef MSCOMPAT_AVX2
@@ -278,14 +295,14 @@ inline void ScaledSoftmaxOnePassScalar(const T *row, int64_t from, int64_t c, T 
 // out; returns the first column left to the scalar loop and the groups' sum in *s.
 __attribute__((target("avx2,fma"))) inline int64_t ExpShiftedAvx2(const float *row, int64_t c,
                                                                   float *m, float *out,
-                                                                  float *s) {
+                                                                  float *s, bool flush = false) {
   const float top = RowMaxAvx2(row, c);
   const __m256 vtop = _mm256_set1_ps(top);
   __m256 acc = _mm256_setzero_ps();
   int64_t j = 0;
   alignas(32) float lanes[8];
   for (; j + 8 <= c; j += 8) {
-    const __m256 e = _ZGVdN8v_expf(_mm256_sub_ps(_mm256_loadu_ps(row + j), vtop));
+    const __m256 e = Exp8Avx2(_mm256_sub_ps(_mm256_loadu_ps(row + j), vtop), flush);
     _mm256_storeu_ps(out + j, e);
     acc = _mm256_add_ps(acc, e);
   }
@@ -298,20 +315,28 @@ __attribute__((target("avx2,fma"))) inline int64_t ExpShiftedAvx2(const float *r
 }
 #endif
 
+// ScaledSoftmaxOnePass; where `stats` is given, the row's max and the log of its sum of
+// exp(x - max) are stored there (a backward recomputes the softmax from them with ScaledSoftmax,
+// more precisely than from their sum, the log-sum-exp); a row of -inf has max -inf and a NaN
+// `out` (the caller decides what it means). `row` may be `out`. `flush`: exponentials below
+// float's smallest normal number are 0 (ExpFlushedAvx2: fast on rows of masked scores).
 template <typename T>
-inline void ScaledSoftmaxOnePass(const T *row, int64_t c, T k, T *out) {
+inline void ScaledSoftmaxOnePass(const T *row, int64_t c, T k, T *out, T *stats = nullptr,
+                                 bool flush = false) {
+  T m = row[0], s = T(0);
+  int64_t from = 0;
 #ifdef MSCOMPAT_AVX2
   if constexpr (std::is_same<T, float>::value) {
-    if (c >= 8 && HasAvx2()) {
-      float m, s;
-      const int64_t from = ExpShiftedAvx2(row, c, &m, out, &s);
-      return ScaledSoftmaxOnePassScalar(row, from, c, m, k, out, s);
-    }
+    if (c >= 8 && HasAvx2()) from = ExpShiftedAvx2(row, c, &m, out, &s, flush);
   }
 #endif
-  T m = row[0];
-  for (int64_t j = 1; j < c; ++j) m = std::max(m, row[j]);
-  ScaledSoftmaxOnePassScalar(row, 0, c, m, k, out, T(0));
+  if (from == 0)
+    for (int64_t j = 1; j < c; ++j) m = std::max(m, row[j]);
+  s = ScaledSoftmaxOnePassScalar(row, from, c, m, k, out, s);
+  if (stats != nullptr) {
+    stats[0] = m;
+    stats[1] = std::log(s);
+  }
 }
 
 template <typename T>
@@ -358,11 +383,11 @@ inline int64_t ScaledSoftmaxRows(const T *x, int64_t r, int64_t end, int64_t c, 
 }
 
 template <typename T>
-inline void ScaledSoftmax(const T *row, int64_t c, T m, T log_s, T k, T *out) {
+inline void ScaledSoftmax(const T *row, int64_t c, T m, T log_s, T k, T *out, bool flush = false) {
   int64_t from = 0;
 #ifdef MSCOMPAT_AVX2
   if constexpr (std::is_same<T, float>::value) {
-    if (HasAvx2()) from = ScaledSoftmaxAvx2(row, c, m, log_s, k, out);
+    if (HasAvx2()) from = ScaledSoftmaxAvx2(row, c, m, log_s, k, out, flush);
   }
 #endif
   ScaledSoftmaxScalar(row, from, c, m, log_s, k, out);
