@@ -8,6 +8,9 @@ blocks (``--rounds`` pairs of blocks of ``--repeat`` calls, the first call of ea
 and reports, per block, the ratio graph / torch of the fastest calls (the uncontended time: on a
 shared machine the medians swing with the load), its median over the blocks with min and max,
 and the median ratio of the blocks' medians (the timing of ``tools/bench_box_losses.py``).
+The "floor" row is a jitted call that only writes an output of the bags' size (``neg`` of the
+table's first rows), next to PyTorch's 2-D sum: what any graph-mode op of that output costs
+here (about PyTorch's whole sum on this machine).
 """
 
 from __future__ import annotations
@@ -82,6 +85,27 @@ def _sides(w: np.ndarray, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tupl
     return ms_fwd, ms_both, th_fwd, th_both
 
 
+def _floor(weight: ms.Tensor) -> ms.Tensor:
+    return -weight
+
+
+def _floor_row(w: np.ndarray, bags: int, rounds: int, repeat: int) -> None:
+    x = np.random.default_rng(0).integers(0, w.shape[0], (bags, 16))
+    top, tw, tx = ms.Tensor(w[:bags]), torch.from_numpy(w), torch.from_numpy(x)
+    floor = ms.jit(_floor)
+
+    def th_sum() -> Any:
+        with torch.no_grad():
+            return torch.nn.functional.embedding_bag(tx, tw, mode="sum")
+
+    th_ms, g_ms, ratio, lo, hi, med = _compare(lambda: floor(top).asnumpy(), th_sum, rounds, repeat)
+    print(
+        f"{'floor: jit neg of the output':28s} {'-':10s} {'vs 2-D sum fwd':17s} {th_ms:9.3f} "
+        f"{g_ms:9.3f} {ratio:6.2f} [{lo:5.2f}, {hi:5.2f}] {med:10.2f}",
+        flush=True,
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bags", type=int, default=4096)
@@ -127,6 +151,8 @@ def main() -> None:
                     f"{ratio:6.2f} [{lo:5.2f}, {hi:5.2f}] {med:10.2f}",
                     flush=True,
                 )
+    if not args.only or args.only in "floor":
+        _floor_row(w, args.bags, args.rounds, args.repeat)
     print(f"load at the end: {os.getloadavg()[0]:.2f}")
 
 

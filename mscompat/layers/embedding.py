@@ -13,7 +13,6 @@ graph mode too, before the lookup.
 
 from __future__ import annotations
 
-import sys
 from typing import Any, Optional, Tuple
 
 import mindspore as ms
@@ -23,15 +22,16 @@ from mindspore.ops import constexpr
 
 from mscompat._checks import check_bool, check_float_tensor, check_number, check_tensor, is_int
 from mscompat.custom_ops import embedding_bag as _bag_kernels
-from mscompat.custom_ops.embedding_bag import STATUS_OFFSETS_END, STATUS_OFFSETS_START, rows_of
+from mscompat.custom_ops.embedding_bag import STATUS_CHECK, rows_of
 from mscompat.custom_ops.registry import call, device_target, register
 from mscompat.layers._embedding_ops import (
     bag_ids,
     check_offsets,
+    check_status,
+    compiling,
     dense_bags,
     in_range,
     lookup,
-    offsets_message,
     range_message,
     segment_bags,
 )
@@ -352,53 +352,13 @@ def _bags_aot(
         out, _, status = kernels["BagMax"](work, idx, off, psw_in, cfg, carrier)
     else:
         out, status = kernels["BagSum"](work, idx, off, psw_in, cfg, carrier)
-    if _compiling():
+    if compiling():
         # In a graph the check runs as Python called by the graph: an `if status: raise` split
         # the graph at a branch, which tripled the forward's time and its median 10-40x.
-        out = ops.depend(out, _CHECK_STATUS(status, rows_of(w.shape[0])))
+        out = ops.depend(out, STATUS_CHECK["op"](status, rows_of(w.shape[0])))
     elif status:  # PyNative: one element, non-zero when a check failed (the cheapest condition)
-        _check_status(status.asnumpy(), np.array([w.shape[0]]))
+        check_status(status.asnumpy(), np.array([w.shape[0]]))
     return out if out.dtype == w.dtype else out.astype(w.dtype)
-
-
-@constexpr
-def _compiling() -> bool:
-    """Whether MindSpore is compiling a graph (``ms.jit``, a Cell in graph mode), not running
-    PyNative: a constant of the graph. (PyNative runs the Custom op ``_CHECK_STATUS`` without
-    waiting for it: its error would come at a later call.)"""
-    frame = sys._getframe(1)
-    while frame is not None:
-        code = frame.f_code
-        if code.co_name == "compile" and "mindspore" in code.co_filename:
-            return True
-        frame = frame.f_back
-    return False
-
-
-def _check_status(status: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """Raise PyTorch's error for a kernel's non-zero status (``rows``: num_embeddings)."""
-    fn, code = "embedding_bag", int(status[0])
-    if code == 1:
-        raise ValueError(range_message(fn, "input", int(rows[0])))
-    if code in (STATUS_OFFSETS_START, STATUS_OFFSETS_END):
-        raise ValueError(offsets_message(fn, code))
-    return status
-
-
-def _no_status_grad(status: Tensor, rows: Tensor, out: Tensor, dout: Tensor) -> Tuple[Tensor, ...]:
-    return ops.zeros_like(status), ops.zeros_like(rows)
-
-
-#: :func:`_check_status` as an op (a Python function called by the graph, in order after the
-#: kernel through ``ops.depend``).
-_CHECK_STATUS = ops.Custom(
-    _check_status,
-    out_shape=lambda status, rows: status,
-    out_dtype=lambda status, rows: status,
-    func_type="pyfunc",
-    bprop=_no_status_grad,
-)
-_bag_kernels.STATUS_CHECK["op"] = _CHECK_STATUS
 
 
 # ----------------------------------------------------------------------------- Cells
