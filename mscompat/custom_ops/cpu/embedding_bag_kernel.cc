@@ -131,18 +131,19 @@ struct Loops {
   void (*add_scaled)(T *, const T *, T, int64_t);
   void (*max_row)(T *, int64_t *, const T *, int64_t, int64_t);
   bool (*all_plain)(const I *, int64_t, int64_t, int64_t);
+  T (*dot)(const T *, const T *, int64_t);
 
   static const Loops &Get() {
 #ifdef MSCOMPAT_HAVE_FMA_LOOPS
     static const bool fma = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     static const Loops fast{loops_fma::SumBag<T>, loops_fma::SumBagAt<T, I>,
                             loops_fma::AddScaled<T>, loops_fma::MaxRow<T>,
-                            loops_fma::AllPlain<I>};
+                            loops_fma::AllPlain<I>, loops_fma::Dot<T>};
     if (fma) return fast;
 #endif
     static const Loops plain{loops_generic::SumBag<T>, loops_generic::SumBagAt<T, I>,
                              loops_generic::AddScaled<T>, loops_generic::MaxRow<T>,
-                             loops_generic::AllPlain<I>};
+                             loops_generic::AllPlain<I>, loops_generic::Dot<T>};
     return plain;
   }
 };
@@ -305,9 +306,7 @@ void SumGrad(const T *dout, const T *w, int64_t rows, int64_t dim, const I *idx,
         for (int64_t d = 0; d < dim; ++d) scaled[d] = row[d] * static_cast<T>(factor);
         row = scaled.data();
       }
-      T dot = 0;
-      for (int64_t d = 0; d < dim; ++d) dot += dout[b * dim + d] * row[d];
-      dpsw[i] = dot;
+      dpsw[i] = loops.dot(dout + b * dim, row, dim);
     }
   });
 }

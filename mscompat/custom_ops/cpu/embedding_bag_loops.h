@@ -26,18 +26,40 @@ struct Vec {
   static constexpr int kLanes = 32 / sizeof(T);
 };
 
-// s * x + acc per lane, fused (one instruction in the AVX2 copy, which the including file marks
+// a * x + acc per lane, fused (one instruction in the AVX2 copy, which the including file marks
 // with MSCOMPAT_LOOPS_FMA: the target pragma defines no __FMA__).
-template <typename V, typename T>
-inline void Fma(T s, const V &x, V *acc) {
+template <typename V>
+inline void Fma(const V &a, const V &x, V *acc) {
 #ifdef MSCOMPAT_LOOPS_FMA
-  if constexpr (sizeof(T) == 4)
-    *acc = __builtin_ia32_vfmaddps256(V{} + s, x, *acc);
+  if constexpr (sizeof(a[0]) == 4)
+    *acc = __builtin_ia32_vfmaddps256(a, x, *acc);
   else
-    *acc = __builtin_ia32_vfmaddpd256(V{} + s, x, *acc);
+    *acc = __builtin_ia32_vfmaddpd256(a, x, *acc);
 #else
-  for (int j = 0; j < Vec<T>::kLanes; ++j) (*acc)[j] = std::fma(s, x[j], (*acc)[j]);
+  for (int j = 0; j < static_cast<int>(sizeof(V) / sizeof(a[0])); ++j)
+    (*acc)[j] = std::fma(a[j], x[j], (*acc)[j]);
 #endif
+}
+
+// sum over d of a[d] * b[d] (per_sample_weights' gradient): two vectors of fused lanes, then
+// added lane by lane (PyTorch calls BLAS dot, whose order is its own: not bit-exact either way).
+template <typename T>
+T Dot(const T *a, const T *b, int64_t dim) {
+  using V = typename Vec<T>::type;
+  using U = typename Vec<T>::loose;
+  constexpr int W = Vec<T>::kLanes;
+  V acc[2] = {V{}, V{}};
+  int64_t d = 0;
+  for (; d + 2 * W <= dim; d += 2 * W) {
+    Fma(V(*reinterpret_cast<const U *>(a + d)), V(*reinterpret_cast<const U *>(b + d)), &acc[0]);
+    Fma(V(*reinterpret_cast<const U *>(a + d + W)), V(*reinterpret_cast<const U *>(b + d + W)),
+        &acc[1]);
+  }
+  const V both = acc[0] + acc[1];
+  T sum = 0;
+  for (int j = 0; j < W; ++j) sum += both[j];
+  for (; d < dim; ++d) sum = std::fma(a[d], b[d], sum);
+  return sum;
 }
 
 // Columns [col, col + B) of a bag of `count` rows, row(k) the k-th: summed in order from 0 (each
@@ -67,7 +89,7 @@ void SumColumns(T *__restrict out, const Row &row, int64_t more, const T *scale,
     if (kScaled) {
       const T s = scale[k];
 #pragma GCC unroll 16
-      for (int v = 0; v < N; ++v) Fma(s, V(x[v]), &acc[v]);
+      for (int v = 0; v < N; ++v) Fma(V{} + s, V(x[v]), &acc[v]);
     } else {
 #pragma GCC unroll 16
       for (int v = 0; v < N; ++v) acc[v] += x[v];
