@@ -8,6 +8,9 @@ blocks (``--rounds`` pairs of blocks of ``--repeat`` calls, the first call of ea
 and reports, per block, the ratio graph / torch of the fastest calls (the uncontended time: on a
 shared machine the medians swing with the load), its median over the blocks with min and max,
 and the median ratio of the blocks' medians (the timing of ``tools/bench_box_losses.py``).
+The "floor" row times our 2-D sum of bags of one index (the same output, 1/16 of the rows:
+the call's fixed cost, the kernel's launch and the graph's status check included) next to
+PyTorch's 2-D sum of the bench input.
 """
 
 from __future__ import annotations
@@ -82,6 +85,27 @@ def _sides(w: np.ndarray, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tupl
     return ms_fwd, ms_both, th_fwd, th_both
 
 
+def _floor_row(w: np.ndarray, bags: int, rounds: int, repeat: int) -> None:
+    x = np.random.default_rng(0).integers(0, w.shape[0], (bags, 16))
+    mw, tw, tx, one = ms.Tensor(w), torch.from_numpy(w), torch.from_numpy(x), ms.Tensor(x[:, :1])
+
+    def single(weight: ms.Tensor) -> ms.Tensor:
+        return embedding_bag(one, weight, mode="sum")
+
+    floor = ms.jit(single)
+
+    def th_sum() -> Any:
+        with torch.no_grad():
+            return torch.nn.functional.embedding_bag(tx, tw, mode="sum")
+
+    th_ms, g_ms, ratio, lo, hi, med = _compare(lambda: floor(mw).asnumpy(), th_sum, rounds, repeat)
+    print(
+        f"{'floor: 2-D sum, 1-row bags':28s} {'aot':10s} {'vs 2-D sum fwd':17s} {th_ms:9.3f} "
+        f"{g_ms:9.3f} {ratio:6.2f} [{lo:5.2f}, {hi:5.2f}] {med:10.2f}",
+        flush=True,
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bags", type=int, default=4096)
@@ -127,6 +151,8 @@ def main() -> None:
                     f"{ratio:6.2f} [{lo:5.2f}, {hi:5.2f}] {med:10.2f}",
                     flush=True,
                 )
+    if not args.only or args.only in "floor":
+        _floor_row(w, args.bags, args.rounds, args.repeat)
     print(f"load at the end: {os.getloadavg()[0]:.2f}")
 
 

@@ -16,13 +16,21 @@ from __future__ import annotations
 from typing import Any, Dict, Tuple
 
 import numpy as np
-from mindspore import Tensor
-from mindspore.ops import DataType
+from mindspore import Tensor, ops
+from mindspore.ops import DataType, constexpr
 
 from mscompat.custom_ops.aot import FLOATS, Entry, KernelLibrary, expect, shape_of, zeros
 from mscompat.custom_ops.registry import device_target
 
-__all__ = ["CONFIG_SIZE", "KERNELS", "LIBRARY", "STATUS_OFFSETS_END", "STATUS_OFFSETS_START"]
+__all__ = [
+    "CONFIG_SIZE",
+    "KERNELS",
+    "LIBRARY",
+    "STATUS_CHECK",
+    "STATUS_OFFSETS_END",
+    "STATUS_OFFSETS_START",
+    "rows_of",
+]
 
 #: Length of the kernels' float64 configuration: [mode (0 sum, 1 mean, 2 max), padding_idx
 #: (-1: none), unused, has per_sample_weights, max_norm (-1: none), norm_type,
@@ -31,6 +39,12 @@ CONFIG_SIZE = 7
 #: The forward kernels' status values besides 0 (fine) and 1 (an index out of range).
 STATUS_OFFSETS_START = 2  # offsets[0] != 0
 STATUS_OFFSETS_END = 3  # offsets[-1] > the input's length
+
+#: "op" -> the op ``(status, rows_of(num_embeddings)) -> status`` that raises PyTorch's error
+#: for a forward kernel's non-zero status, set by the front door (``mscompat.layers.embedding``,
+#: which owns the messages). The bprops run it too: a graph that only differentiates (the
+#: forward's output unused) still checks.
+STATUS_CHECK: Dict[str, Any] = {}
 
 _ROWS = [(t, i) for t in FLOATS for i in (DataType.I32_Default, DataType.I64_Default)]
 _INPUTS = "w idx:U off:U psw cfg:f64 bags:i8"
@@ -44,11 +58,18 @@ def _max_shape(w: Any, idx: Any, off: Any, psw: Any, cfg: Any, bags: Any) -> Any
     return [bags[0], w[1]], [bags[0], w[1]], [1]
 
 
+@constexpr
+def rows_of(n: int) -> Tensor:
+    """``[n]`` (int64), a constant of the graph: the table's rows for the messages."""
+    return Tensor(np.array([n], np.int64))
+
+
 def _sum_bprop(
     w: Tensor, idx: Tensor, off: Tensor, psw: Tensor, cfg: Tensor, bags: Tensor, out: Any, dout: Any
 ) -> Tuple[Tensor, ...]:
     """PyTorch's dense backward of 'sum'/'mean' (and of per_sample_weights)."""
     dw, dpsw = KERNELS[device_target()]["BagSumGrad"](dout[0], w, idx, off, psw, cfg)
+    dw = ops.depend(dw, STATUS_CHECK["op"](out[1], rows_of(w.shape[0])))
     return (dw,) + zeros(idx, off) + (dpsw,) + zeros(cfg, bags)
 
 
@@ -57,6 +78,7 @@ def _max_bprop(
 ) -> Tuple[Tensor, ...]:
     """PyTorch's backward of 'max': each output element's gradient added to its row."""
     dw = KERNELS[device_target()]["BagMaxGrad"](dout[0], out[1], w)
+    dw = ops.depend(dw, STATUS_CHECK["op"](out[2], rows_of(w.shape[0])))
     return (dw,) + zeros(idx, off, psw, cfg, bags)
 
 

@@ -4,18 +4,22 @@ means and maxima. The front doors and the backends are in :mod:`mscompat.layers.
 
 from __future__ import annotations
 
-from typing import Any
+import sys
+from types import FrameType
+from typing import Any, Optional, Tuple
 
 import mindspore as ms
 import numpy as np
 from mindspore import Tensor, ops
 from mindspore.ops import constexpr
 
-from mscompat.custom_ops.embedding_bag import STATUS_OFFSETS_END, STATUS_OFFSETS_START
+from mscompat.custom_ops.embedding_bag import STATUS_CHECK, STATUS_OFFSETS_END, STATUS_OFFSETS_START
 
 __all__ = [
     "bag_ids",
     "check_offsets",
+    "check_status",
+    "compiling",
     "const",
     "dense_bags",
     "in_range",
@@ -138,3 +142,43 @@ def segment_bags(
     if mode == "sum":
         return total
     return total / ops.maximum(count, ops.ones((), work))
+
+
+@constexpr
+def compiling() -> bool:
+    """Whether MindSpore is compiling a graph (``ms.jit``, a Cell in graph mode), not running
+    PyNative: a constant of the graph. (PyNative runs the Custom op ``_CHECK`` without
+    waiting for it: its error would come at a later call.)"""
+    frame: Optional[FrameType] = sys._getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "compile" and "mindspore" in code.co_filename:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def check_status(status: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Raise PyTorch's error for a kernel's non-zero status (``rows``: num_embeddings)."""
+    fn, code = "embedding_bag", int(status[0])
+    if code == 1:
+        raise ValueError(range_message(fn, "input", int(rows[0])))
+    if code in (STATUS_OFFSETS_START, STATUS_OFFSETS_END):
+        raise ValueError(offsets_message(fn, code))
+    return status
+
+
+def _no_status_grad(status: Tensor, rows: Tensor, out: Tensor, dout: Tensor) -> Tuple[Tensor, ...]:
+    return ops.zeros_like(status), ops.zeros_like(rows)
+
+
+#: :func:`check_status` as an op (a Python function called by the graph, in order after the
+#: kernel through ``ops.depend``).
+_CHECK = ops.Custom(
+    check_status,
+    out_shape=lambda status, rows: status,
+    out_dtype=lambda status, rows: status,
+    func_type="pyfunc",
+    bprop=_no_status_grad,
+)
+STATUS_CHECK["op"] = _CHECK

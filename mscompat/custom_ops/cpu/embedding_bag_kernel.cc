@@ -115,7 +115,9 @@ double RenormFactor(const T *row, int64_t dim, const Config &c) {
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
 #define MSCOMPAT_NS loops_fma
+#define MSCOMPAT_LOOPS_FMA 1
 #include "embedding_bag_loops.h"
+#undef MSCOMPAT_LOOPS_FMA
 #undef MSCOMPAT_NS
 #pragma GCC pop_options
 #define MSCOMPAT_HAVE_FMA_LOOPS 1
@@ -125,32 +127,53 @@ double RenormFactor(const T *row, int64_t dim, const Config &c) {
 template <typename T, typename I>
 struct Loops {
   void (*sum_bag)(T *, const T *const *, const T *, int64_t, int64_t, T);
-  void (*sum_bag_at)(T *, const T *, const I *, const T *, int64_t, int64_t, T);
+  void (*sum_bag_at)(T *, const T *, const I *, int64_t, const T *, int64_t, int64_t, T);
   void (*add_scaled)(T *, const T *, T, int64_t);
   void (*max_row)(T *, int64_t *, const T *, int64_t, int64_t);
+  bool (*all_plain)(const I *, int64_t, int64_t, int64_t);
+  T (*dot)(const T *, const T *, int64_t);
 
   static const Loops &Get() {
 #ifdef MSCOMPAT_HAVE_FMA_LOOPS
     static const bool fma = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     static const Loops fast{loops_fma::SumBag<T>, loops_fma::SumBagAt<T, I>,
-                            loops_fma::AddScaled<T>, loops_fma::MaxRow<T>};
+                            loops_fma::AddScaled<T>, loops_fma::MaxRow<T>,
+                            loops_fma::AllPlain<I>, loops_fma::Dot<T>};
     if (fma) return fast;
 #endif
     static const Loops plain{loops_generic::SumBag<T>, loops_generic::SumBagAt<T, I>,
-                             loops_generic::AddScaled<T>, loops_generic::MaxRow<T>};
+                             loops_generic::AddScaled<T>, loops_generic::MaxRow<T>,
+                             loops_generic::AllPlain<I>, loops_generic::Dot<T>};
     return plain;
   }
 };
 
-// Whether every index is in [0, rows) and none is `pad` (branch-free: it vectorises).
-template <typename I>
-bool AllPlain(const I *idx, int64_t n, int64_t rows, int64_t pad) {
-  bool odd = false;
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t r = static_cast<int64_t>(idx[i]);
-    odd |= (r < 0) | (r >= rows) | (r == pad);
+// The sums and means of bags [begin, end) when all their indices are rows of the table and none
+// is the padding row (the common case; else false, nothing written): straight from the table,
+// the rows prefetched across bags. One check of the chunk's indices, not one per bag.
+template <typename T, typename I>
+bool SumPlain(const T *w, int64_t rows, int64_t dim, const I *idx, const Layout<I> &lay,
+              const T *psw, const Config &c, T *out, int64_t begin, int64_t end) {
+  int64_t lo = lay.n, hi = 0;  // the indices the bags cover: [lo, hi)
+  for (int64_t b = begin; b < end; ++b) {
+    int64_t start, stop;
+    lay.Range(b, &start, &stop);
+    if (stop > start) {
+      lo = std::min(lo, start);
+      hi = std::max(hi, stop);
+    }
   }
-  return !odd;
+  const Loops<T, I> &loops = Loops<T, I>::Get();
+  if (lo < hi && !loops.all_plain(idx + lo, hi - lo, rows, c.pad)) return false;
+  for (int64_t b = begin; b < end; ++b) {
+    int64_t start, stop;
+    lay.Range(b, &start, &stop);
+    const int64_t size = stop - start;
+    const T div = c.mode == kMean && size > 0 ? static_cast<T>(size) : T(1);
+    loops.sum_bag_at(out + b * dim, w, idx + start, hi - start, c.has_psw ? psw + start : nullptr,
+                     size, dim, div);
+  }
+  return true;
 }
 
 template <typename T, typename I>
@@ -167,6 +190,8 @@ int Forward(const T *w, int64_t rows, int64_t dim, const I *idx, const Layout<I>
   const bool renorm = c.max_norm >= 0;
   const Loops<T, I> &loops = Loops<T, I>::Get();
   ParallelFor(lay.bags, lay.n * dim + lay.bags, [&](int64_t begin, int64_t end) {
+    if (c.mode != kMax && !renorm && SumPlain(w, rows, dim, idx, lay, psw, c, out, begin, end))
+      return;
     std::vector<const T *> picked;  // the bag's rows, in order (renormalised ones in `scaled`)
     std::vector<int64_t> ids;       // their indices (max mode)
     std::vector<T> scale, scaled;
@@ -175,10 +200,10 @@ int Forward(const T *w, int64_t rows, int64_t dim, const I *idx, const Layout<I>
       int64_t start, stop;
       lay.Range(b, &start, &stop);
       const int64_t size = stop - start;
-      if (c.mode != kMax && !renorm && AllPlain(idx + start, size, rows, c.pad)) {
-        // the common bag: every index a row of the table, none the padding row
+      if (c.mode != kMax && !renorm && loops.all_plain(idx + start, size, rows, c.pad)) {
         const T div = c.mode == kMean && size > 0 ? static_cast<T>(size) : T(1);
-        loops.sum_bag_at(o, w, idx + start, c.has_psw ? psw + start : nullptr, size, dim, div);
+        loops.sum_bag_at(o, w, idx + start, size, c.has_psw ? psw + start : nullptr, size, dim,
+                         div);
         continue;
       }
       if (static_cast<int64_t>(picked.size()) < size) {
@@ -281,9 +306,7 @@ void SumGrad(const T *dout, const T *w, int64_t rows, int64_t dim, const I *idx,
         for (int64_t d = 0; d < dim; ++d) scaled[d] = row[d] * static_cast<T>(factor);
         row = scaled.data();
       }
-      T dot = 0;
-      for (int64_t d = 0; d < dim; ++d) dot += dout[b * dim + d] * row[d];
-      dpsw[i] = dot;
+      dpsw[i] = loops.dot(dout + b * dim, row, dim);
     }
   });
 }
