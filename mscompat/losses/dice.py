@@ -98,12 +98,13 @@ def dice_loss(
     a = _rowsum(_ops.rd(x * t, out))
     if naive_dice:
         b = _ops.rd(_rowsum(x), pred.dtype)
-        c = _rowsum(t)
+        # the target side is float32 in MMDetection (``target.float()``), whatever pred's dtype
+        c = _ops.rd(_rowsum(t), ms.float32)
         d = (2 * a + e) / (b + c + e)
     else:
         b = _ops.rd(_rowsum(_ops.rd(x * x, pred.dtype)), pred.dtype)
         b = _ops.rd(b + e, pred.dtype)
-        c = _rowsum(t * t) + e
+        c = _ops.rd(_ops.rd(_rowsum(_ops.rd(t * t, ms.float32)), ms.float32) + e, ms.float32)
         d = (2 * a) / (b + c)
     loss = (1 - d).astype(out)
     return weight_reduce_loss(loss, weight, reduction, avg_factor)
