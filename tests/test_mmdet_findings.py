@@ -44,7 +44,7 @@ def test_dice_float64_target_side_is_float32_as_mmdetection():
         ct = rng.standard_normal(4)
         gp, gt = torch.autograd.grad(ref, (tp, tt), torch.tensor(ct))
 
-        def f(a, b, naive=naive):
+        def f(a, b, naive=naive, ct=ct):
             loss = dice_loss(a, b, eps=1e-3, naive_dice=naive, reduction="none")
             return (loss * ms.Tensor(ct)).sum()
 
