@@ -232,6 +232,7 @@ def _run_torch(
 
 _GEN_DIR: List[str] = []
 _ALIVE: List[Any] = []
+_MAKERS: Dict[str, Any] = {}
 
 
 def _bound(obj: Any, n_args: int, kwargs: Dict[str, Any], arr_keys: Tuple[str, ...]) -> Any:
@@ -248,10 +249,12 @@ def _bound(obj: Any, n_args: int, kwargs: Dict[str, Any], arr_keys: Tuple[str, .
         f"def make(obj):\n    def call({', '.join(names)}):\n"
         f"        return obj({', '.join(names[:n_args] + named)})\n    return call\n"
     )
-    path = os.path.join(_GEN_DIR[0], f"bound_{abs(hash(src))}.py")
-    with open(path, "w") as f:
-        f.write(src)
-    return _load(os.path.basename(path)[:-3], path).make(obj)
+    if src not in _MAKERS:  # one module per source, loaded once and kept (no id reuse)
+        path = os.path.join(_GEN_DIR[0], f"bound_{len(_MAKERS)}.py")
+        with open(path, "w") as f:
+            f.write(src)
+        _MAKERS[src] = _load(os.path.basename(path)[:-3], path).make
+    return _MAKERS[src](obj)
 
 
 def _ms_fn(obj: Any, kwargs: Dict[str, Any], grad: Sequence[int], mode: str) -> Callable[..., Any]:
