@@ -233,6 +233,7 @@ def _run_torch(
 _GEN_DIR: List[str] = []
 _ALIVE: List[Any] = []
 _MAKERS: Dict[str, Any] = {}
+BOTH_RAISE: Dict[str, str] = {}
 
 
 def _bound(obj: Any, n_args: int, kwargs: Dict[str, Any], arr_keys: Tuple[str, ...]) -> Any:
@@ -375,6 +376,8 @@ def run_case(case: Case, dtype: str, modes: Sequence[str], seed: int) -> List[st
                     f"[{mode}] ours raises, mmdet does not: "
                     f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
                 )
+            else:  # both refuse (avg_factor with 'sum', a broadcast error, ...)
+                BOTH_RAISE[f"{case.loss} {dtype}"] = mm_error
             continue
         if mm_error is not None:
             problems.append(f"[{mode}] mmdet raises ({mm_error}), ours does not")
@@ -440,6 +443,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         f"{time.time() - start:.0f} s"
     )
     print("per loss:", ", ".join(f"{k} {v}" for k, v in sorted(per_loss.items())))
+    print(f"{len(BOTH_RAISE)} (loss, dtype) pairs had cases both sides refuse, e.g.:")
+    for k, v in list(BOTH_RAISE.items())[:: max(1, len(BOTH_RAISE) // 8)]:
+        print(f"    {k}: {v}")
     return 1 if failures else 0
 
 

@@ -333,12 +333,10 @@ def _gfocal(mm: Any, ours: Any, rng: np.random.Generator, nr: int) -> Iterator[C
         if call["target"] == "tensor":
             target: Any = np.eye(c + 1)[label][:, :c] * score[:, None]
             grad = (0, 1)
-            wshape: tuple = (n, c)
         else:
             target = (label, score)
-            wshape = (n,)
         kw = {
-            "weight": _weight(rng, call["weight"], wshape),
+            "weight": _weight(rng, call["weight"], (n,)),  # both forms sum over the classes
             "avg_factor": call["avg_factor"],
             "reduction_override": call["reduction_override"],
         }
