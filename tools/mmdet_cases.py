@@ -91,6 +91,41 @@ def _make(
     )
 
 
+def _case(
+    name: str,
+    m: Any,
+    ours: Any,
+    ctor: dict,
+    args: tuple,
+    kw: dict,
+    call: dict,
+    f16: int,
+    grad: Tuple[int, ...] = (0,),
+) -> Case:
+    """One call of ``name`` (MMDetection's module ``m`` against ``ours``); float16 too when
+    ``f16`` is 0 (a stride over the combinations)."""
+    dtypes = F16 if f16 == 0 else ("float32", "float64")
+    return _make(
+        name,
+        getattr(m, name),
+        getattr(ours, name),
+        ctor,
+        [(args, kw)],
+        extra=call,
+        grad=grad,
+        dtypes=dtypes,
+    )
+
+
+def _std_kw(call: dict, weight: Any) -> Dict[str, Any]:
+    """The common keyword arguments of MMDetection's loss modules."""
+    return {
+        "weight": weight,
+        "avg_factor": call["avg_factor"],
+        "reduction_override": call["reduction_override"],
+    }
+
+
 # ----------------------------------------------------------------------------- classification
 
 
@@ -141,15 +176,7 @@ def _ce(mm: Any, ours: Any, rng: np.random.Generator, nr: int) -> Iterator[Case]
             "reduction_override": call["reduction_override"],
             "ignore_index": call["call_ignore"],
         }
-        yield _make(
-            "CrossEntropyLoss",
-            m.CrossEntropyLoss,
-            ours.CrossEntropyLoss,
-            ctor,
-            [((pred, label), kw)],
-            extra=call,
-            dtypes=F16 if i % 4 == 0 else ("float32", "float64"),
-        )
+        yield _case("CrossEntropyLoss", m, ours, ctor, (pred, label), kw, call, i % 4)
     # use_mask=True: (N, C, H, W) logits, (N, H, W) targets, the class of each mask
     for i, o in enumerate(
         combos(
@@ -241,11 +268,7 @@ def _focal(mm: Any, ours: Any, rng: np.random.Generator, nr: int) -> Iterator[Ca
             if tk == "soft":
                 target = target * rng.uniform(0.1, 1.0, (n, 1))
         w = _weight(rng, call["weight"], (n,) if call["weight"] == "row" else (n, c))
-        kw = {
-            "weight": w,
-            "avg_factor": call["avg_factor"],
-            "reduction_override": call["reduction_override"],
-        }
+        kw = _std_kw(call, w)
         yield _make(
             "FocalLoss",
             m.FocalLoss,
@@ -286,21 +309,8 @@ def _varifocal(mm: Any, ours: Any, rng: np.random.Generator, nr: int) -> Iterato
         if call["no_pos"]:
             target[:] = 0
         w = _weight(rng, call["weight"], (n, 1) if call["weight"] == "col" else (n, c))
-        kw = {
-            "weight": w,
-            "avg_factor": call["avg_factor"],
-            "reduction_override": call["reduction_override"],
-        }
-        yield _make(
-            "VarifocalLoss",
-            m.VarifocalLoss,
-            ours.VarifocalLoss,
-            ctor,
-            [((pred, target), kw)],
-            extra=call,
-            grad=(0, 1),
-            dtypes=F16 if i % 5 == 0 else ("float32", "float64"),
-        )
+        kw = _std_kw(call, w)
+        yield _case("VarifocalLoss", m, ours, ctor, (pred, target), kw, call, i % 5, grad=(0, 1))
 
 
 def _gfocal(mm: Any, ours: Any, rng: np.random.Generator, nr: int) -> Iterator[Case]:
@@ -340,16 +350,7 @@ def _gfocal(mm: Any, ours: Any, rng: np.random.Generator, nr: int) -> Iterator[C
             "avg_factor": call["avg_factor"],
             "reduction_override": call["reduction_override"],
         }
-        yield _make(
-            "QualityFocalLoss",
-            m.QualityFocalLoss,
-            ours.QualityFocalLoss,
-            ctor,
-            [((pred, target), kw)],
-            extra=call,
-            grad=grad,
-            dtypes=F16 if i % 5 == 0 else ("float32", "float64"),
-        )
+        yield _case("QualityFocalLoss", m, ours, ctor, (pred, target), kw, call, i % 5, grad=grad)
     grid = {
         "reduction": RED,
         "loss_weight": [1.0, 0.25],
@@ -362,11 +363,7 @@ def _gfocal(mm: Any, ours: Any, rng: np.random.Generator, nr: int) -> Iterator[C
         pred = _logits(rng, (5, 8), False)
         label = rng.uniform(0, 6.99, 5)
         label[0], label[1] = 0.0, 3.0  # integral labels: the right bin's weight is 0
-        kw = {
-            "weight": _weight(rng, call["weight"], (5,)),
-            "avg_factor": call["avg_factor"],
-            "reduction_override": call["reduction_override"],
-        }
+        kw = _std_kw(call, _weight(rng, call["weight"], (5,)))
         yield _make(
             "DistributionFocalLoss",
             m.DistributionFocalLoss,
@@ -412,15 +409,8 @@ def _gaussian(mm: Any, ours: Any, rng: np.random.Generator, nr: int) -> Iterator
             kw.update(pos_inds=pos_inds, pos_labels=pos_labels)
         else:
             kw["weight"] = _weight(rng, call["weight"], (n, c))
-        yield _make(
-            "GaussianFocalLoss",
-            m.GaussianFocalLoss,
-            ours.GaussianFocalLoss,
-            ctor,
-            [((pred, target), kw)],
-            extra=call,
-            grad=(0, 1),
-            dtypes=F16 if i % 5 == 0 else ("float32", "float64"),
+        yield _case(
+            "GaussianFocalLoss", m, ours, ctor, (pred, target), kw, call, i % 5, grad=(0, 1)
         )
 
 
@@ -456,21 +446,8 @@ def _iou(mm: Any, ours: Any, rng: np.random.Generator, nr: int) -> Iterator[Case
             pred, target = _boxes(rng, 6, call["boxes"])
             wk = call["weight"]
             w = _weight(rng, wk, (6, 4) if wk == "box" else (6,))
-            kw = {
-                "weight": w,
-                "avg_factor": call["avg_factor"],
-                "reduction_override": call["reduction_override"],
-            }
-            yield _make(
-                name,
-                getattr(m, name),
-                getattr(ours, name),
-                ctor,
-                [((pred, target), kw)],
-                extra=call,
-                grad=(0, 1),
-                dtypes=F16 if i % 6 == 0 else ("float32", "float64"),
-            )
+            kw = _std_kw(call, w)
+            yield _case(name, m, ours, ctor, (pred, target), kw, call, i % 6, grad=(0, 1))
 
 
 def _regression(mm: Any, ours: Any, rng: np.random.Generator, nr: int) -> Iterator[Case]:
@@ -503,21 +480,8 @@ def _regression(mm: Any, ours: Any, rng: np.random.Generator, nr: int) -> Iterat
                 beta = ctor.get("beta", 1.0)
                 target.flat[0] = pred.flat[0] + beta  # exactly at the kink
                 target.flat[1] = pred.flat[1]
-            kw = {
-                "weight": _weight(rng, call["weight"], shape),
-                "avg_factor": call["avg_factor"],
-                "reduction_override": call["reduction_override"],
-            }
-            yield _make(
-                name,
-                getattr(mm[module], name),
-                getattr(ours, name),
-                ctor,
-                [((pred, target), kw)],
-                extra=call,
-                grad=(0, 1),
-                dtypes=F16 if i % 6 == 0 else ("float32", "float64"),
-            )
+            kw = _std_kw(call, _weight(rng, call["weight"], shape))
+            yield _case(name, mm[module], ours, ctor, (pred, target), kw, call, i % 6, (0, 1))
 
 
 # ----------------------------------------------------------------------------- the rest
@@ -619,21 +583,8 @@ def _misc(mm: Any, ours: Any, rng: np.random.Generator, nr: int) -> Iterator[Cas
             pred = rng.uniform(0, 1, (4, 3, 3))
         target = (rng.uniform(size=(4, 3, 3)) > 0.5).astype(np.float64)
         target[0] = 0.0  # an empty mask
-        kw = {
-            "weight": _weight(rng, call["weight"], (4,)),
-            "avg_factor": call["avg_factor"],
-            "reduction_override": call["reduction_override"],
-        }
-        yield _make(
-            "DiceLoss",
-            m.DiceLoss,
-            ours.DiceLoss,
-            ctor,
-            [((pred, target), kw)],
-            extra=call,
-            grad=(0, 1),
-            dtypes=F16 if i % 5 == 0 else ("float32", "float64"),
-        )
+        kw = _std_kw(call, _weight(rng, call["weight"], (4,)))
+        yield _case("DiceLoss", m, ours, ctor, (pred, target), kw, call, i % 5, grad=(0, 1))
     m = mm["kd_loss"]
     grid = {
         "T": [10, 1, 2.5],
@@ -645,11 +596,7 @@ def _misc(mm: Any, ours: Any, rng: np.random.Generator, nr: int) -> Iterator[Cas
     }
     for o in combos(grid, rng, nr):
         ctor, call = _split(o, ("T", "reduction", "loss_weight"))
-        kw = {
-            "weight": _weight(rng, call["weight"], (5,)),
-            "avg_factor": call["avg_factor"],
-            "reduction_override": call["reduction_override"],
-        }
+        kw = _std_kw(call, _weight(rng, call["weight"], (5,)))
         yield _make(
             "KnowledgeDistillationKLDivLoss",
             m.KnowledgeDistillationKLDivLoss,
