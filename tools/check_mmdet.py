@@ -27,6 +27,7 @@ import os
 import sys
 import time
 import types
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -409,6 +410,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--no-graph", action="store_true", help="PyNative only")
     parser.add_argument("--verbose", action="store_true")
     opts = parser.parse_args(argv)
+    os.environ.setdefault("GLOG_v", "3")  # MindSpore's "compiled again" warnings: one per case
+    warnings.simplefilter("ignore")  # MMDetection's deprecation and avg_non_ignore warnings
     mm = load_mmdet(opts.mmdet_src)
     import mindspore as ms
     from mmdet_cases import all_cases  # tools/mmdet_cases.py
