@@ -233,13 +233,32 @@ def _run_torch(
 
 _GEN_DIR: List[str] = []
 _ALIVE: List[Any] = []
-_MAKERS: Dict[str, Any] = {}
 BOTH_RAISE: Dict[str, str] = {}
 
 
-def _bound(obj: Any, n_args: int, kwargs: Dict[str, Any], arr_keys: Tuple[str, ...]) -> Any:
-    """``call(*args, *arrays)`` = ``obj(*args, k=array..., other keywords as literals)``, written
-    to a module file: ``ms.jit`` parses source and builds no dict inside a graph."""
+_TEMPLATE = """import mindspore as ms
+
+
+def make(obj, flat):
+    def call({params}):
+        return flat(obj({call_args}))
+
+    def scalar({params}, cts):
+        outs = call({params})
+        total = ms.Tensor(0.0, ms.float64)
+        for o, c in zip(outs, cts):
+            total = total + (o.astype(ms.float64) * c).sum()
+        return (total,) + outs
+
+    return call, scalar
+"""
+
+
+def _generated(obj: Any, n_args: int, kwargs: Dict[str, Any], arr_keys: Tuple[str, ...]) -> Any:
+    """``(call, scalar)`` for one case, written to a module file of its own: ``call(*args,
+    *arrays)`` = ``obj(*args, k=array..., other keywords as literals)`` flattened, ``scalar``
+    its outputs dotted with cotangents. ``ms.jit`` parses source: a dict cannot be built in a
+    graph, and one shared closure recompiled per case ends up resolving the wrong names."""
     import tempfile
 
     if not _GEN_DIR:
@@ -247,21 +266,18 @@ def _bound(obj: Any, n_args: int, kwargs: Dict[str, Any], arr_keys: Tuple[str, .
     names = [f"a{i}" for i in range(n_args)] + [f"k{i}" for i in range(len(arr_keys))]
     named = [f"{k}=k{i}" for i, k in enumerate(arr_keys)]
     named += [f"{k}={v!r}" for k, v in kwargs.items() if k not in arr_keys]
-    src = (
-        f"def make(obj):\n    def call({', '.join(names)}):\n"
-        f"        return obj({', '.join(names[:n_args] + named)})\n    return call\n"
-    )
-    if src not in _MAKERS:  # one module per source, loaded once and kept (no id reuse)
-        path = os.path.join(_GEN_DIR[0], f"bound_{len(_MAKERS)}.py")
-        with open(path, "w") as f:
-            f.write(src)
-        _MAKERS[src] = _load(os.path.basename(path)[:-3], path).make
-    return _MAKERS[src](obj)
+    src = _TEMPLATE.format(params=", ".join(names), call_args=", ".join(names[:n_args] + named))
+    path = os.path.join(_GEN_DIR[0], f"case_{len(_ALIVE)}.py")
+    with open(path, "w") as f:
+        f.write(src)
+    module = _load(os.path.basename(path)[:-3], path)
+    _ALIVE.append(module)  # kept: MindSpore keys compile caches by object ids
+    return module.make(obj, _flat_graph)
 
 
 def _ms_fn(obj: Any, kwargs: Dict[str, Any], grad: Sequence[int], mode: str) -> Callable[..., Any]:
-    """``run(args, cotangents) -> (outputs, grads)``; one compiled graph for all the calls of a
-    case (the cotangents are an input, not a constant)."""
+    """``run(args, kwargs, cotangents) -> (outputs, grads)``; one compiled graph for all the
+    calls of a case (array keyword arguments and cotangents are inputs, not constants)."""
     import mindspore as ms
 
     def conv(a: Any) -> Any:
@@ -271,29 +287,18 @@ def _ms_fn(obj: Any, kwargs: Dict[str, Any], grad: Sequence[int], mode: str) -> 
             return tuple(conv(e) for e in a)
         return a
 
-    # array keyword arguments are graph inputs too (a stateful case's calls share one graph)
     arr_keys = tuple(k for k, v in kwargs.items() if isinstance(v, np.ndarray))
-    wrapped: List[Any] = []
-
-    def call(*a: Any) -> Any:
-        return _flat_graph(wrapped[0](*a))
-
-    def scalar(*a: Any) -> Any:
-        outs = call(*a[:-1])
-        total = ms.Tensor(0.0, ms.float64)
-        for o, c in zip(outs, a[-1]):
-            total = total + (o.astype(ms.float64) * c).sum()
-        return (total, *outs)
-
-    fn = ms.value_and_grad(scalar, grad_position=tuple(grad), has_aux=True) if grad else call
-    fn = ms.jit(fn) if mode == "graph" else fn
-    # kept alive: MindSpore keys compile caches by object ids, and a freed closure's id would
-    # give the next case the previous case's graph (see mscompat.testing.parity._ALIVE)
-    _ALIVE.extend((obj, call, scalar, fn, wrapped))
+    fns: List[Any] = []
 
     def run(args: tuple, kw: Dict[str, Any], cts: list) -> Tuple[List[np.ndarray], list]:
-        if not wrapped:
-            wrapped.append(_bound(obj, len(args), kw, arr_keys))
+        if not fns:
+            call, scalar = _generated(obj, len(args), kw, arr_keys)
+            fn = (
+                ms.value_and_grad(scalar, grad_position=tuple(grad), has_aux=True) if grad else call
+            )
+            fns.append(ms.jit(fn) if mode == "graph" else fn)
+            _ALIVE.extend((obj, call, scalar, fn, fns[0]))
+        fn = fns[0]
         margs = [conv(x) for x in args] + [conv(kw[k]) for k in arr_keys]
         if not grad:
             return [np.asarray(o.asnumpy()) for o in fn(*margs)], []
