@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import torch
 
-from mscompat.losses import GIoULoss, SmoothL1Loss, dice_loss, seesaw_ce_loss
-from mscompat.testing.references import mmdet_cls
+from mscompat.losses import GIoULoss, SmoothL1Loss, dice_loss, ghmc_loss, seesaw_ce_loss
+from mscompat.testing.references import mmdet_box, mmdet_cls
 
 
 @pytest.mark.parametrize("cls", [SmoothL1Loss, GIoULoss])
@@ -71,3 +71,16 @@ def test_seesaw_float64_mitigation_is_float32_rounded_once():
         ms.Tensor(score[:, : c + 1]), ms.Tensor(labels), None, ms.Tensor(cum), **args
     )
     np.testing.assert_allclose(ours.asnumpy(), ref.numpy(), rtol=1e-12, atol=0)
+
+
+def test_ghmc_gradient_norm_on_a_bin_edge_as_pytorch():
+    # sigmoid(-2.1972241) is 0.10000004 in PyTorch's float32 (bin 1) and was 0.09999999 in
+    # MindSpore's (bin 0): a g across an edge changes every weight (bin counts, valid bins).
+    pred = np.array([[-2.1972241401672363], [-1.7], [1.5], [-0.4]], np.float32)
+    target = np.zeros((4, 1), np.float32)  # g = sigmoid(pred); sigmoid(-1.7) is in bin 1
+    lw = np.ones((4, 1), np.float32)
+    ref, _ = mmdet_box.ghmc_loss(
+        torch.tensor(pred), torch.tensor(target), torch.tensor(lw), reduction="none"
+    )
+    ours, _ = ghmc_loss(ms.Tensor(pred), ms.Tensor(target), ms.Tensor(lw), reduction="none")
+    np.testing.assert_allclose(ours.asnumpy(), ref.numpy(), rtol=1e-5, atol=1e-6)
