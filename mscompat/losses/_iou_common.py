@@ -197,12 +197,16 @@ class BoxLoss(nn.Cell):
                     f"a weight of more than 1 dim must have pred's shape {pred.shape}, but got "
                     f"weight.shape={weight.shape}"
                 )
+        shortcut = not (self.zero_unless_none and reduction == "none")
+        if weight is not None and weight.size == 0 and shortcut:
+            # no positive entry, statically (graph mode then compiles only MMDetection's shortcut)
+            return _sum(tm.mul(pred, weight.expand_dims(1) if pred.ndim > weight.ndim else weight))
         # one kernel for the whole loss (zero-weight shortcut, weight averaging, loss_weight)
         plan = self._fused_plan(pred, target, weight, reduction, avg_factor)
         if plan:
             return self._fused_loss(plan, pred, target, weight, avg_factor)
         if weight is not None:
-            if not (self.zero_unless_none and reduction == "none") and not ops.any(weight > 0):
+            if shortcut and not ops.any(weight > 0):
                 # MMDetection: `if weight is not None and not torch.any(weight > 0)`: a sum that is
                 # 0 for zero weights and keeps the graph connected (no loss_weight, no reduction)
                 if pred.ndim == weight.ndim + 1:

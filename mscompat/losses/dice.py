@@ -93,17 +93,19 @@ def dice_loss(
     cd = _ops.compute_dtype(pred.dtype)
     out = _ops._promote(pred.dtype, ms.float32)
     x = pred.reshape(n, -1).astype(cd)
-    t = target.reshape(n, -1).astype(ms.float32).astype(cd)
+    # the target side is float32 in MMDetection (``target.float()``) whatever pred's dtype: its
+    # sums are float32 ops, and its two gradient contributions meet (and round) in float32
+    t32 = target.reshape(n, -1).astype(ms.float32)
     e = scalar_like(float(eps), x)
-    a = _rowsum(_ops.rd(x * t, out))
+    a = _rowsum(_ops.rd(x * t32.astype(cd), out))
     if naive_dice:
         b = _ops.rd(_rowsum(x), pred.dtype)
-        c = _rowsum(t)
+        c = _rowsum(t32).astype(cd)
         d = (2 * a + e) / (b + c + e)
     else:
         b = _ops.rd(_rowsum(_ops.rd(x * x, pred.dtype)), pred.dtype)
         b = _ops.rd(b + e, pred.dtype)
-        c = _rowsum(t * t) + e
+        c = (_rowsum(t32 * t32) + scalar_like(float(eps), t32)).astype(cd)
         d = (2 * a) / (b + c)
     loss = (1 - d).astype(out)
     return weight_reduce_loss(loss, weight, reduction, avg_factor)

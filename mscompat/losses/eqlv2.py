@@ -19,6 +19,7 @@ import numpy as np
 from mindspore import Parameter, Tensor, nn, ops
 
 from mscompat._checks import check_bool, check_float_tensor, check_int, check_number, check_tensor
+from mscompat.losses import _ops
 from mscompat.losses import _torch_math as tm
 from mscompat.losses.utils import _sum
 
@@ -121,7 +122,8 @@ def eqlv2_loss(
                 f"C = {n_c} columns), but got {stat.shape}"
             )
     # get_weight: the mapping in float32 (the buffers' dtype), then cat with ones of cls_score's
-    neg_fg = 1 / (1 + ops.exp(-gamma * (pos_neg - mu)))
+    # the float32 exp rounded once from float64, as PyTorch's (see _ops.in_float64)
+    neg_fg = 1 / (1 + _ops.in_float64(ops.exp, -gamma * (pos_neg - mu)))
     w_dtype = tm._promote(F32, cls_score.dtype)
     neg_w = ops.concat([neg_fg.astype(w_dtype), ops.ones(1, w_dtype)]).reshape(1, n_c)
     pos_w = tm.add(1.0, tm.mul(alpha, tm.sub(1.0, neg_w)))

@@ -23,6 +23,7 @@ from mscompat._checks import (
     check_reduction,
     check_tensor,
 )
+from mscompat.losses import _ops
 from mscompat.losses import _torch_math as tm
 from mscompat.losses.utils import _AVG_EPS, _sum
 
@@ -40,6 +41,10 @@ def _edges(bins: int, last: Optional[float]) -> np.ndarray:
     else:
         edges[-1] = np.float32(last)
     return edges
+
+
+def _sigmoid(x: Tensor) -> Tensor:
+    return _ops.in_float64(ops.sigmoid, x)
 
 
 def _log_sigmoid(x: Tensor) -> Tensor:
@@ -227,7 +232,9 @@ def ghmc_loss(
     if pred.size == 0:
         loss = ops.zeros(pred.shape, tm._promote(pred.dtype, F32))
         return tm.scale(_reduce(loss, reduction), loss_weight), acc_sum
-    prob = tm.ew(ops.sigmoid, ops.stop_gradient(pred))
+    # the float32 sigmoid rounded once from float64, as PyTorch's (MindSpore's is tens of ulp
+    # off): g picks the bins, and one g across an edge changes every weight (_ops.in_float64)
+    prob = tm.ew(_sigmoid, ops.stop_gradient(pred))
     g = tm.ew(ops.abs, tm.sub(prob, target))
     valid = label_weight > 0
     tot = ops.maximum(valid.astype(F32).sum(), Tensor(1.0, F32))

@@ -29,13 +29,16 @@ def _kd_rows(pred: Tensor, soft_label: Tensor, T: float, detach_target: bool) ->
     x, half = _ops.widen(pred)
     s, _ = _ops.widen(soft_label.astype(pred.dtype))
     temp = scalar_like(T, x)
-    target = _ops.rnd(_ops.softmax(_ops.rnd(s / temp, half), 1), half)
+    # softmax, log_softmax and log rounded once from float64: the KL terms cancel, so
+    # MindSpore's float32 kernels' ulp errors would show 100x amplified (see _ops.in_float64)
+    target = _ops.rnd(_ops.in_float64(_ops.softmax, _ops.rnd(s / temp, half), 1), half)
     if detach_target:
         target = ops.stop_gradient(target)
-    logp = _ops.rnd(_ops.log_softmax(_ops.rnd(x / temp, half), 1), half)
+    logp = _ops.rnd(_ops.in_float64(_ops.log_softmax, _ops.rnd(x / temp, half), 1), half)
     # F.kl_div(reduction="none") = xlogy(target, target) - target * input
     safe = ops.where(target > 0, target, ops.ones_like(target))
-    xlogy = ops.where(target > 0, _ops.rnd(target * ops.log(safe), half), ops.zeros_like(target))
+    log_t = _ops.in_float64(ops.log, safe)
+    xlogy = ops.where(target > 0, _ops.rnd(target * log_t, half), ops.zeros_like(target))
     kl = _ops.rnd(_ops.rnd(xlogy, half) - _ops.rnd(target * logp, half), half)
     c = pred.shape[1]
     mean = kl.sum(1) / scalar_like(float(c), x)

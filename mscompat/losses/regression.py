@@ -382,6 +382,10 @@ class _RegressionLoss(nn.Cell):
         if reduction_override is not None:
             check_reduction(reduction_override, "reduction_override")
             reduction = reduction_override
+        if self._zero_weight and weight is not None and check_tensor(weight, "weight").size == 0:
+            # an empty weight has no positive entry, statically: graph mode must not compile
+            # the other branch, whose checks (avg_factor with 'sum') MMDetection never reaches
+            return _sum(tm.mul(check_float_tensor(pred, "pred"), weight))
         if self._op:
             # one kernel for the whole loss (zero-weight shortcut and loss_weight included)
             pred = check_float_tensor(pred, "pred")

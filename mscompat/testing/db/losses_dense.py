@@ -278,8 +278,10 @@ _KD = _HALF + (
     ToleranceOverride(
         "float32",
         "forward",
-        Tolerance(atol=1e-4, rtol=1e-5),
-        "the KL is a small difference of large terms (cancellation), times T^2",
+        Tolerance(atol=1e-5, rtol=1e-5),
+        "the KL is a small difference of large terms (cancellation), times T^2: PyTorch's and "
+        "our float32 each err by ~2e-6 relative (MindSpore's own float32 softmax/log, off by "
+        "~30 ulp, erred by 1e-4: tools/check_mmdet.py)",
     ),
 )
 _SEESAW = _HALF + (
