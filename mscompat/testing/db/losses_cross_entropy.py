@@ -331,7 +331,7 @@ OPS: List[OpInfo] = [
     OpInfo(
         name="losses.accuracy",
         op=accuracy,
-        ref=_ref("accuracy"),
+        ref=torch_ref("mscompat.testing.references.mmdet_misc:accuracy"),
         mirrors="mmdet.models.losses.accuracy",
         torch_apis=("mmdet.models.losses.accuracy", "mmdet.models.losses.accuracy.accuracy"),
         sample_inputs=every_dtype_first(accuracy_samples, keep=1),
@@ -341,7 +341,7 @@ OPS: List[OpInfo] = [
     OpInfo(
         name="losses.Accuracy",
         op=Accuracy,
-        ref=_ref("accuracy_module"),
+        ref=torch_ref("mscompat.testing.references.mmdet_misc:accuracy_module"),
         mirrors="mmdet.models.losses.Accuracy",
         torch_apis=("mmdet.models.losses.Accuracy", "mmdet.models.losses.accuracy.Accuracy"),
         sample_inputs=every_dtype_first(accuracy_cell_samples, keep=1),

@@ -24,7 +24,9 @@ from mscompat.testing.tolerances import Tolerance
 
 
 def _ref(name: str) -> Callable[..., Any]:
-    return torch_ref(f"mscompat.testing.references.mmdet_cls:{name}")
+    """A reference of :mod:`.mmdet_cls`, or ``module:name`` of another references module."""
+    qualified = name if ":" in name else f"mmdet_cls:{name}"
+    return torch_ref(f"mscompat.testing.references.{qualified}")
 
 
 def _logits(rng: np.random.Generator, shape: Any, dtype: str) -> np.ndarray:
@@ -344,7 +346,7 @@ OPS: List[OpInfo] = [
     _entry(
         "dice_loss",
         dice_loss,
-        "dice_loss",
+        "mmdet_misc:dice_loss",
         every_dtype_first(dice_samples, 1),
         dice_errors,
         "dice_loss",
@@ -353,7 +355,7 @@ OPS: List[OpInfo] = [
     _entry(
         "DiceLoss",
         DiceLoss,
-        "dice_module",
+        "mmdet_misc:dice_module",
         every_dtype_first(dice_cell_samples, 1),
         dice_cell_errors,
         "dice_loss",
@@ -363,7 +365,7 @@ OPS: List[OpInfo] = [
     _entry(
         "knowledge_distillation_kl_div_loss",
         knowledge_distillation_kl_div_loss,
-        "knowledge_distillation_kl_div_loss",
+        "mmdet_misc:knowledge_distillation_kl_div_loss",
         every_dtype_first(kd_samples, 1),
         kd_errors,
         "kd_loss",
@@ -372,7 +374,7 @@ OPS: List[OpInfo] = [
     _entry(
         "KnowledgeDistillationKLDivLoss",
         KnowledgeDistillationKLDivLoss,
-        "kd_module",
+        "mmdet_misc:kd_module",
         every_dtype_first(kd_cell_samples, 1),
         kd_cell_errors,
         "kd_loss",
