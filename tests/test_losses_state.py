@@ -1,5 +1,5 @@
 """State across calls of the GHM and EQLv2 Cells: several forward+backward steps against
-MMDetection's modules (transcribed in ``mscompat.testing.references.mmdet_box``), the loss,
+MMDetection's modules (transcribed in ``mscompat.testing.references.mmdet_stateful``), the loss,
 the gradient and the state after every step, in PyNative and graph mode."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from mscompat.losses import GHMC, GHMR, EQLV2Loss
 from mscompat.testing.parity import reset_grad_state
 
 torch = pytest.importorskip("torch")
-R = pytest.importorskip("mscompat.testing.references.mmdet_box")
+R = pytest.importorskip("mscompat.testing.references.mmdet_stateful")
 
 STEPS = 4
 

@@ -13,7 +13,7 @@ from mscompat.testing.opinfo import ErrorInput, OpInfo, SampleInput
 
 
 def _ref(name: str) -> Callable[..., Any]:
-    return torch_ref(f"mscompat.testing.references.mmdet_box:{name}")
+    return torch_ref(f"mscompat.testing.references.mmdet_stateful:{name}")
 
 
 def _cls(rng: np.random.Generator, n: int, c: int, dtype: str) -> Any:
