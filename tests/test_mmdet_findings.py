@@ -10,8 +10,16 @@ import numpy as np
 import pytest
 import torch
 
-from mscompat.losses import GIoULoss, SmoothL1Loss, dice_loss, ghmc_loss, seesaw_ce_loss
-from mscompat.testing.references import mmdet_cls, mmdet_misc, mmdet_stateful
+from mscompat.losses import (
+    CIoULoss,
+    EIoULoss,
+    GIoULoss,
+    SmoothL1Loss,
+    dice_loss,
+    ghmc_loss,
+    seesaw_ce_loss,
+)
+from mscompat.testing.references import mmdet_box, mmdet_cls, mmdet_misc, mmdet_stateful
 
 
 @pytest.mark.parametrize("cls", [SmoothL1Loss, GIoULoss])
@@ -28,6 +36,32 @@ def test_empty_weight_takes_the_shortcut_in_graph_mode(cls):
     for fn in (run, ms.jit(run)):
         out = fn(empty, empty, empty)
         assert out.shape == () and float(out) == 0.0
+
+
+@pytest.mark.parametrize("name", ["EIoULoss", "CIoULoss"])
+def test_zero_weight_branch_compiles_for_float16_boxes(name):
+    # MMDetection's zero-weight shortcut returns a float16 sum, its EIoU loss of float16 boxes a
+    # float32 tensor: graph mode compiles both branches and could not join them (a TypeError at
+    # compile time). The shortcut now takes the loss's dtype in a graph; its value stays 0.
+    cls = {"EIoULoss": EIoULoss, "CIoULoss": CIoULoss}[name]
+    rng = np.random.default_rng(5)
+    corner = rng.uniform(0, 10, (5, 2))
+    pred = np.concatenate([corner, corner + rng.uniform(0.5, 5, (5, 2))], 1).astype(np.float16)
+    target = (pred + rng.uniform(-0.5, 0.5, (5, 4))).astype(np.float16)
+    weight = rng.uniform(0.1, 1, (5, 4)).astype(np.float16)
+    ref = getattr(mmdet_box, name)(reduction="none")
+    want = ref(torch.tensor(pred), torch.tensor(target), torch.tensor(weight))
+    loss = cls(reduction="none")
+
+    def run(p, t, w):
+        return loss(p, t, w)
+
+    graph = ms.jit(run)
+    out = graph(ms.Tensor(pred), ms.Tensor(target), ms.Tensor(weight))
+    assert out.dtype == {torch.float32: ms.float32, torch.float16: ms.float16}[want.dtype]
+    np.testing.assert_allclose(out.asnumpy(), want.numpy(), rtol=1e-3, atol=1e-3)
+    zero = graph(ms.Tensor(pred), ms.Tensor(target), ms.Tensor(np.zeros_like(weight)))
+    assert zero.shape == () and float(zero) == 0.0
 
 
 def test_dice_float64_target_side_is_float32_as_mmdetection():

@@ -17,7 +17,6 @@ __all__ = [
     "bag_ids",
     "check_offsets",
     "check_status",
-    "compiling",
     "const",
     "dense_bags",
     "in_range",
@@ -140,23 +139,6 @@ def segment_bags(
     if mode == "sum":
         return total
     return total / ops.maximum(count, ops.ones((), work))
-
-
-def _marker() -> int:
-    return 0
-
-
-@constexpr(check=False)
-def _is_none(fn: Any) -> bool:
-    return fn is None
-
-
-def compiling() -> bool:
-    """Whether this runs in a graph (``ms.jit``, a Cell in graph mode), not PyNative: a constant
-    of the graph. A graph hands a Python function to a ``constexpr`` as None (MindSpore's own
-    ``_run_in_jit`` tests the same). (PyNative runs the Custom op ``_CHECK`` without waiting for
-    it: its error would come at a later call.)"""
-    return _is_none(_marker)
 
 
 def check_status(status: np.ndarray, rows: np.ndarray) -> np.ndarray:

@@ -21,6 +21,7 @@ from mindspore import Parameter, Tensor, nn, ops
 from mindspore.ops import constexpr
 
 from mscompat._checks import check_bool, check_float_tensor, check_number, check_tensor, is_int
+from mscompat._graph import compiling
 from mscompat.custom_ops import embedding_bag as _bag_kernels
 from mscompat.custom_ops.embedding_bag import STATUS_CHECK, rows_of
 from mscompat.custom_ops.registry import call, device_target, register
@@ -28,7 +29,6 @@ from mscompat.layers._embedding_ops import (
     bag_ids,
     check_offsets,
     check_status,
-    compiling,
     dense_bags,
     in_range,
     lookup,

@@ -10,6 +10,7 @@ import mindspore as ms
 from mindspore import Tensor, nn, ops
 
 from mscompat._checks import check_float_tensor, check_number, check_reduction, check_tensor
+from mscompat._graph import compiling
 from mscompat.losses import _torch_math as tm
 from mscompat.losses.utils import AvgFactor, _check_avg_factor, _promote, _sum, weight_reduce_loss
 
@@ -188,10 +189,9 @@ class BoxLoss(nn.Cell):
         """The ``forward`` of MMDetection's IoU-loss modules."""
         reduction = self._reduction(reduction_override)
         pred = check_float_tensor(pred, "pred")
-        mean_weight = self.mean_weight
         if weight is not None:
             weight = check_tensor(weight, "weight")
-            if mean_weight and weight.ndim > 1 and weight.shape != pred.shape:
+            if self.mean_weight and weight.ndim > 1 and weight.shape != pred.shape:
                 # checked before the data-dependent branch: graph mode compiles both branches
                 raise ValueError(
                     f"a weight of more than 1 dim must have pred's shape {pred.shape}, but got "
@@ -200,29 +200,48 @@ class BoxLoss(nn.Cell):
         shortcut = not (self.zero_unless_none and reduction == "none")
         if weight is not None and weight.size == 0 and shortcut:
             # no positive entry, statically (graph mode then compiles only MMDetection's shortcut)
-            return _sum(tm.mul(pred, weight.expand_dims(1) if pred.ndim > weight.ndim else weight))
+            return _zero_sum(pred, weight)
         # one kernel for the whole loss (zero-weight shortcut, weight averaging, loss_weight)
         plan = self._fused_plan(pred, target, weight, reduction, avg_factor)
         if plan:
             return self._fused_loss(plan, pred, target, weight, avg_factor)
-        if weight is not None:
-            if shortcut and not ops.any(weight > 0):
-                # MMDetection: `if weight is not None and not torch.any(weight > 0)`: a sum that is
-                # 0 for zero weights and keeps the graph connected (no loss_weight, no reduction)
-                if pred.ndim == weight.ndim + 1:
-                    weight = weight.expand_dims(1)
-                return _sum(tm.mul(pred, weight))
-            if mean_weight and weight.ndim > 1:
-                if weight.shape != pred.shape:
-                    raise ValueError(
-                        f"a weight of more than 1 dim must have pred's shape {pred.shape}, but got "
-                        f"weight.shape={weight.shape}"
-                    )
-                weight = tm.tmean_last(weight)  # MMDetection: (n, 4) -> (n,)
+        if weight is None or not shortcut:
+            return self._weighted(pred, target, weight, reduction, avg_factor)
+        if compiling():
+            # A graph compiles both branches, and their results must join: the zero sum takes
+            # the loss's dtype (MMDetection's float16 boxes give a float32 loss, the sum float16)
+            loss = self._weighted(pred, target, weight, reduction, avg_factor)
+            if not ops.any(weight > 0):
+                return _zero_sum(pred, weight).astype(loss.dtype)
+            return loss
+        if not ops.any(weight > 0):
+            return _zero_sum(pred, weight)
+        return self._weighted(pred, target, weight, reduction, avg_factor)
+
+    def _weighted(
+        self,
+        pred: Tensor,
+        target: Tensor,
+        weight: Optional[Tensor],
+        reduction: str,
+        avg_factor: AvgFactor,
+    ) -> Tensor:
+        """The loss past MMDetection's zero-weight shortcut, times ``loss_weight``."""
+        if weight is not None and self.mean_weight and weight.ndim > 1:
+            weight = tm.tmean_last(weight)  # MMDetection: (n, 4) -> (n,); shape checked in forward
         loss = self._loss(pred, target, weight, reduction, avg_factor)
         if self.loss_weight == 1.0:
             return loss  # x * 1.0 is x (NaN and -0.0 too), gradient included: one op less
         return tm.scale(loss, self.loss_weight)
+
+
+def _zero_sum(pred: Tensor, weight: Tensor) -> Tensor:
+    """MMDetection's result for a weight with no positive entry
+    (``if weight is not None and not torch.any(weight > 0)``): a sum that is 0 for zero weights
+    and keeps the graph connected (no loss_weight, no reduction)."""
+    if pred.ndim == weight.ndim + 1:
+        weight = weight.expand_dims(1)
+    return _sum(tm.mul(pred, weight))
 
 
 CELL_SHAPE = """

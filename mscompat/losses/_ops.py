@@ -7,12 +7,10 @@ validate their inputs before calling these.
 
 from __future__ import annotations
 
-import inspect
 from typing import Any, Callable, Optional
 
 import mindspore as ms
 from mindspore import Tensor, ops
-from mindspore.ops import constexpr
 
 from mscompat.losses.utils import _AVG_EPS, _promote, scalar_like
 
@@ -211,14 +209,6 @@ def in_float64(fn: Callable[..., Tensor], x: Tensor, *args: Any) -> Tensor:
     if x.dtype == ms.float32:
         return fn(x.astype(ms.float64), *args).astype(ms.float32)
     return fn(x, *args)
-
-
-@constexpr
-def compiling() -> bool:
-    """Whether the caller is being compiled by ``ms.jit`` (graph mode) rather than run
-    eagerly: a ``constexpr`` runs at compile time in graph mode, so the compiler's frame is on
-    the stack then, and only then."""
-    return any(f.function == "compile" and "mindspore" in f.filename for f in inspect.stack(0))
 
 
 def check_prob(p: Tensor, name: str = "pred") -> None:

@@ -18,6 +18,7 @@ from mscompat._checks import (
     check_tensor,
     is_float_dtype,
 )
+from mscompat._graph import compiling
 from mscompat.custom_ops import focal_loss as _kernels
 from mscompat.custom_ops.registry import TensorSpec, call, device_target, register
 from mscompat.losses import _ops
@@ -456,7 +457,7 @@ class FocalLoss(nn.Cell):
         elif pred.ndim != target.ndim:
             # MindSpore 2.10 does not compile a raise under a Tensor condition in the graph of
             # an aot Custom op (the fused kernel): the labels are checked eagerly only
-            if not _ops.compiling():
+            if not compiling():
                 _check_labels(pred, target)
             onehot = _label_onehot(pred, target, check=False)
             loss = sigmoid_focal_loss(
