@@ -248,7 +248,10 @@ def embedding_bag(
 
     Raises:
         TypeError: bad dtypes or argument types.
-        ValueError: bad shapes or mode, ``offsets[0] != 0``, an index out of range.
+        ValueError: bad shapes or mode, ``offsets[0] != 0``, an index out of range. In a graph
+            the index and offsets errors are raised when the graph runs, and MindSpore 2.10
+            cannot run that compiled graph again afterwards ("Invalid output number for
+            flatten stub output nodes"); other graphs are unaffected.
 
     Example:
         >>> import mindspore as ms, numpy as np
