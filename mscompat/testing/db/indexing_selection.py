@@ -34,6 +34,14 @@ def _nonzero_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInp
     yield SampleInput((np.zeros((0, 3), dtype),), name="empty (0, 3)")
 
 
+def _nonzero_references() -> Iterator[ReferenceInput]:
+    """0-d input in graph mode too: its one test is made on the device, not read on the host
+    (found by PyTorch's OpInfo sample nonzero(0-d, as_tuple=True), wrong in graph mode)."""
+    for value, as_tuple in ((2.5, True), (0.0, False)):
+        sample = SampleInput((np.asarray(value, np.float32),), {"as_tuple": as_tuple})
+        yield ReferenceInput(sample, modes=("pynative", "graph"))
+
+
 def _static_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
     x = _sparse(rng, (4, 7), dtype)
     count = int((x != 0).sum())
@@ -229,6 +237,7 @@ OPS: List[OpInfo] = [
         grad_argnums=(),
         supports_graph=False,  # a dynamic shape: nonzero_static is the graph-mode form
         torch_opinfo=(TorchOpInfo("nonzero", stride=2),),
+        references=_nonzero_references,
     ),
     OpInfo(
         name="indexing.argwhere",
