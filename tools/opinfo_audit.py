@@ -37,16 +37,60 @@ ROOT = Path(__file__).resolve().parents[1]
 REAL_SKIP_WORDS = ("integer", "take float", "float tensors", "float only", "abort")
 
 #: Issue 17's listed functions and issue 16's torch losses: audited first.
-PRIORITY = (
-    "scaled_dot_product_attention einsum roll one_hot unique unique_consecutive nonzero argwhere "
-    "cummax cummin repeat_interleave unfold take_along_dim scatter_reduce index_add index_copy "
-    "index_fill var std var_mean std_mean round isin quantile nanquantile elu selu rrelu "
-    "alpha_dropout instance_norm local_response_norm rms_norm embedding embedding_bag "
-    "pairwise_distance conv_transpose2d channel_shuffle lp_pool3d fractional_max_pool2d "
-    "kl_div soft_margin_loss multilabel_margin_loss triplet_margin_loss multi_margin_loss "
-    "huber_loss poisson_nll_loss gaussian_nll_loss margin_ranking_loss cosine_embedding_loss "
-    "hinge_embedding_loss cross_entropy nll_loss"
-).split()
+PRIORITY = [
+    "scaled_dot_product_attention",
+    "einsum",
+    "roll",
+    "one_hot",
+    "unique",
+    "unique_consecutive",
+    "nonzero",
+    "argwhere",
+    "cummax",
+    "cummin",
+    "repeat_interleave",
+    "unfold",
+    "take_along_dim",
+    "scatter_reduce",
+    "index_add",
+    "index_copy",
+    "index_fill",
+    "var",
+    "std",
+    "var_mean",
+    "std_mean",
+    "round",
+    "isin",
+    "quantile",
+    "nanquantile",
+    "elu",
+    "selu",
+    "rrelu",
+    "alpha_dropout",
+    "instance_norm",
+    "local_response_norm",
+    "rms_norm",
+    "embedding",
+    "embedding_bag",
+    "pairwise_distance",
+    "conv_transpose2d",
+    "channel_shuffle",
+    "lp_pool3d",
+    "fractional_max_pool2d",
+    "kl_div",
+    "soft_margin_loss",
+    "multilabel_margin_loss",
+    "triplet_margin_loss",
+    "multi_margin_loss",
+    "huber_loss",
+    "poisson_nll_loss",
+    "gaussian_nll_loss",
+    "margin_ranking_loss",
+    "cosine_embedding_loss",
+    "hinge_embedding_loss",
+    "cross_entropy",
+    "nll_loss",
+]
 
 
 def _test_module() -> Any:
@@ -141,7 +185,7 @@ def worker(job_list: List[Tuple[str, str]], graph_stride: int) -> None:
         _run_job(key, dtype, graph_stride)
 
 
-def _spawn(job_list: List[Tuple[str, str]], graph_stride: int) -> "subprocess.Popen[str]":
+def _spawn(job_list: List[Tuple[str, str]], graph_stride: int) -> subprocess.Popen[str]:
     cmd = [sys.executable, __file__, "--worker", json.dumps(job_list)]
     cmd += ["--graph-stride", str(graph_stride)]
     env = dict(os.environ, PYTHONPATH=str(ROOT))
@@ -150,7 +194,7 @@ def _spawn(job_list: List[Tuple[str, str]], graph_stride: int) -> "subprocess.Po
     )
 
 
-def _lines(proc: "subprocess.Popen[str]", timeout: float) -> Iterator[Optional[str]]:
+def _lines(proc: subprocess.Popen[str], timeout: float) -> Iterator[Optional[str]]:
     """The worker's lines; None when none came for ``timeout`` seconds (the worker hangs)."""
     import selectors
 

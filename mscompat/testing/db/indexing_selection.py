@@ -106,6 +106,9 @@ def _unique_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInpu
     yield SampleInput((x,), {"return_counts": True}, name="counts")
     yield SampleInput((np.asarray(3, dtype),), {"return_inverse": True}, name="0-d")
     yield SampleInput((np.zeros((0, 2), dtype),), {"return_counts": True}, name="empty")
+    both = {"return_inverse": True, "return_counts": True}
+    yield SampleInput((x[:, :2],), {"dim": 0, **both}, name="distinct rows (dim=0)")
+    yield SampleInput((x.reshape(2, 3, 5) % 2,), {"dim": -1, **both}, name="dim=-1 of 3-D")
 
 
 def _consecutive_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
@@ -113,9 +116,19 @@ def _consecutive_samples(dtype: str, rng: np.random.Generator) -> Iterator[Sampl
     yield SampleInput((x,), {"return_inverse": True, "return_counts": True}, name="runs")
     yield SampleInput((x.reshape(1, -1),), {"return_counts": True}, name="2-D")
     yield SampleInput((np.zeros((0,), dtype),), {"return_inverse": True}, name="empty")
+    rows = np.repeat(rng.integers(0, 2, (5, 3)), [2, 1, 3, 1, 2], axis=0).astype(dtype)
+    both = {"return_inverse": True, "return_counts": True}
+    yield SampleInput((rows,), {"dim": 0, **both}, name="runs of rows (dim=0)")
+    yield SampleInput((rows.T.copy(),), {"dim": 1, **both}, name="runs of columns (dim=1)")
 
 
 _BOTH = ("aot", "composite")
+#: PyTorch's unique samples: 528 (22 inputs x 24 flag and dim combinations), a stride prime to
+#: 24 walks the combinations; the code paths do not depend on the dtype
+_AUDITED = {
+    d: "the suite's time budget: float32 and int64 run (tools/opinfo_audit.py runs every dtype)"
+    for d in ("float16", "float64", "int32")
+}
 
 
 def _unique_references() -> Iterator[ReferenceInput]:
@@ -219,7 +232,9 @@ def _topk_errors() -> Iterator[ErrorInput]:
 
 def _unique_errors() -> Iterator[ErrorInput]:
     x = np.zeros((2, 3), np.float32)
-    yield ErrorInput(SampleInput((x,), {"dim": 0}), ValueError, "dim is not supported")
+    yield ErrorInput(SampleInput((x,), {"dim": 2}), ValueError, "dim must be in the range")
+    yield ErrorInput(SampleInput((x,), {"dim": 0, "size": 3}), ValueError, "dim must be None")
+    yield ErrorInput(SampleInput((x[:, :0],), {"dim": 0}), ValueError, "0-sized dimension")
     yield ErrorInput(SampleInput((x,), {"return_counts": 1}), TypeError, "return_counts must")
     yield ErrorInput(SampleInput((x,), {"size": -2}), ValueError, "size must be")
 
@@ -250,6 +265,7 @@ OPS: List[OpInfo] = [
         dtypes=DTYPES,
         grad_argnums=(),
         supports_graph=False,
+        torch_opinfo=(TorchOpInfo("argwhere"),),
     ),
     OpInfo(
         name="indexing.nonzero_static",
@@ -309,6 +325,7 @@ OPS: List[OpInfo] = [
         dispatch_op="indexing.unique",
         bench_input=bench((1000, 1000), return_counts=True),
         references=_unique_references,
+        torch_opinfo=(TorchOpInfo("unique", stride=25, skip_dtypes=_AUDITED),),
     ),
     OpInfo(
         name="indexing.unique",
@@ -337,6 +354,7 @@ OPS: List[OpInfo] = [
         dtypes=DTYPES,
         grad_argnums=(),
         supports_graph=False,
+        torch_opinfo=(TorchOpInfo("unique_consecutive", stride=13, skip_dtypes=_AUDITED),),
     ),
     OpInfo(
         name="indexing.unique_consecutive",
