@@ -5,7 +5,9 @@ size=, fill_value=)``) the result has exactly ``K`` entries: the first ``K`` dis
 then ``fill_value`` (default: the smallest distinct value, so that every entry is a valid value),
 with counts 0 for the padding; ``return_inverse`` is unchanged. Without ``size`` the same
 computation runs with ``K`` = the number of elements and the result is cut to the number of
-distinct values on the host (PyNative only).
+distinct values on the host in PyNative mode; in a graph MindSpore's dynamic-shape
+``UniqueConsecutive`` (of the stably sorted values for ``unique``) gives the result instead.
+With ``dim`` the distinct slices: :mod:`mscompat.indexing.unique_dim`.
 
 ``unique`` dispatches ``indexing.unique``:
 

@@ -258,7 +258,8 @@ _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 
 def _exp(x: Tensor) -> Tensor:
     """``exp`` rounded once: MindSpore's float32 CPU ``exp`` is off by up to 5.5e-6 relative
-    (PyTorch's 1.9e-7), which ``exp(x)`` of a large ``x`` shows whole; float64 is exact."""
+    (PyTorch's 1.9e-7), which ``exp(x)`` of a large ``x`` shows whole; float64 is exact. (As
+    ``mscompat.losses._ops.in_float64``, which this package cannot import: losses import it.)"""
     return ops.exp(x.astype(ms.float64)).astype(x.dtype) if x.dtype == ms.float32 else ops.exp(x)
 
 
