@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from itertools import chain
 from typing import Any, Iterator, List
 
 import numpy as np
@@ -123,12 +124,27 @@ def _consecutive_samples(dtype: str, rng: np.random.Generator) -> Iterator[Sampl
 
 
 _BOTH = ("aot", "composite")
-#: PyTorch's unique samples: 528 (22 inputs x 24 flag and dim combinations), a stride prime to
-#: 24 walks the combinations; the code paths do not depend on the dtype
+#: PyTorch's unique/unique_consecutive samples (528/264) take ~5 s to generate per dtype: run by
+#: tools/opinfo_audit.py (every sample and dtype), not by the suite, which checks the same paths
+#: with the entries' dim samples and graph-mode references
 _AUDITED = {
-    d: "the suite's time budget: float32 and int64 run (tools/opinfo_audit.py runs every dtype)"
-    for d in ("float16", "float64", "int32")
+    d: "the suite's time budget: PyTorch generates them in ~5 s (tools/opinfo_audit.py runs them)"
+    for d in DTYPES
 }
+
+
+def _dynamic_references(fn: str) -> Any:
+    """Graph mode without ``size=`` (MindSpore's dynamic-shape UniqueConsecutive), flattened
+    (each NaN distinct) and along a dim."""
+
+    def references() -> Iterator[ReferenceInput]:
+        both = {"return_inverse": True, "return_counts": True}
+        flat = np.array([2.0, -0.0, np.nan, 0.0, 2.0, 2.0, -1.0, np.nan], np.float32)
+        rows = np.array([[1, 2], [1, 2], [0, 5], [1, 2]], np.int64)
+        for x, kwargs in ((flat, both), (rows, {"dim": 0, **both})):
+            yield ReferenceInput(SampleInput((x,), kwargs, name=fn), modes=("graph",))
+
+    return references
 
 
 def _unique_references() -> Iterator[ReferenceInput]:
@@ -265,7 +281,16 @@ OPS: List[OpInfo] = [
         dtypes=DTYPES,
         grad_argnums=(),
         supports_graph=False,
-        torch_opinfo=(TorchOpInfo("argwhere"),),
+        torch_opinfo=(
+            TorchOpInfo(
+                "argwhere",
+                skip_dtypes={
+                    d: "the suite's time budget: nonzero's path for every dtype; float32 and "
+                    "int64 run (tools/opinfo_audit.py runs every dtype)"
+                    for d in ("float16", "float64", "int32")
+                },
+            ),
+        ),
     ),
     OpInfo(
         name="indexing.nonzero_static",
@@ -324,8 +349,8 @@ OPS: List[OpInfo] = [
         supports_graph=False,  # without size=: a dynamic shape
         dispatch_op="indexing.unique",
         bench_input=bench((1000, 1000), return_counts=True),
-        references=_unique_references,
-        torch_opinfo=(TorchOpInfo("unique", stride=25, skip_dtypes=_AUDITED),),
+        references=lambda: chain(_unique_references(), _dynamic_references("unique")()),
+        torch_opinfo=(TorchOpInfo("unique", skip_dtypes=_AUDITED),),
     ),
     OpInfo(
         name="indexing.unique",
@@ -354,7 +379,8 @@ OPS: List[OpInfo] = [
         dtypes=DTYPES,
         grad_argnums=(),
         supports_graph=False,
-        torch_opinfo=(TorchOpInfo("unique_consecutive", stride=13, skip_dtypes=_AUDITED),),
+        torch_opinfo=(TorchOpInfo("unique_consecutive", skip_dtypes=_AUDITED),),
+        references=_dynamic_references("unique_consecutive"),
     ),
     OpInfo(
         name="indexing.unique_consecutive",
