@@ -135,15 +135,15 @@ def baddbmm(
         input (Tensor[*]): broadcastable to ``(b, n, p)``; ignored when ``beta == 0``.
         batch1 (Tensor[b, n, m]): same dtype as ``input``.
         batch2 (Tensor[b, m, p]): same dtype.
-        beta (number): the scale of ``input``.
-        alpha (number): the scale of the product.
+        beta (number): the scale of ``input`` (truncated toward 0 for integer inputs, as
+            PyTorch casts it).
+        alpha (number): the scale of the product (truncated likewise).
 
     Returns:
         Tensor[b, n, p]: ``input``'s dtype.
 
     Raises:
-        TypeError: a non-Tensor, different dtypes, a non-number ``beta``/``alpha`` (a float one
-            with integer inputs).
+        TypeError: a non-Tensor, different dtypes, a non-number ``beta``/``alpha``.
         ValueError: batches not 3-D, mismatched batch or inner sizes, ``input`` not
             broadcastable to the result.
 
@@ -158,8 +158,8 @@ def baddbmm(
     _operands("baddbmm", ("input", "batch1", "batch2"), (input, batch1, batch2), (None, 3, 3))
     for name, v in (("beta", beta), ("alpha", alpha)):
         check_number(v, f"baddbmm(): {name}")
-        if not is_float_dtype(input.dtype) and not isinstance(v, int):
-            raise TypeError(f"baddbmm(): {name} must be an int for integer input, got {v!r}")
+    if not is_float_dtype(input.dtype):  # PyTorch casts the scalars to the integer dtype
+        beta, alpha = int(beta), int(alpha)
     (b, n, m), (b2, m2, p) = batch1.shape, batch2.shape
     if b != b2 or m != m2:
         raise ValueError(
