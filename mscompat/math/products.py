@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import mindspore as ms
 from mindspore import Tensor, mint, ops
 
 from mscompat._checks import check_number, check_tensor, is_float_dtype
@@ -117,6 +118,9 @@ def _baddbmm_mint(x: Tensor, a: Tensor, b: Tensor, beta: Any, alpha: Any) -> Ten
     "math.baddbmm", _baddbmm_mint, "beta * input + alpha * ops.bmm (input dropped for beta=0)"
 )
 def _baddbmm_composite(x: Tensor, a: Tensor, b: Tensor, beta: Any, alpha: Any) -> Tensor:
+    if x.dtype == ms.float16:  # PyTorch's float16 CPU baddbmm works in float32, rounds once
+        wide = [t.astype(ms.float32) for t in (x, a, b)]
+        return _baddbmm_composite(*wide, beta, alpha).astype(ms.float16)
     prod = ops.bmm(a, b)
     if alpha != 1:
         prod = prod * Tensor(alpha, prod.dtype)
