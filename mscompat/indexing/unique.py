@@ -7,7 +7,7 @@ with counts 0 for the padding; ``return_inverse`` is unchanged. Without ``size``
 computation runs with ``K`` = the number of elements and the result is cut to the number of
 distinct values on the host in PyNative mode; in a graph MindSpore's dynamic-shape
 ``UniqueConsecutive`` (of the stably sorted values for ``unique``) gives the result instead.
-With ``dim`` the distinct slices: :mod:`mscompat.indexing.unique_dim`.
+With ``dim`` the distinct slices: ``mscompat.indexing._unique_dim``.
 
 ``unique`` dispatches ``indexing.unique``:
 
@@ -30,7 +30,7 @@ from mindspore import Tensor, ops
 from mscompat._checks import check_tensor, wrap_dim
 from mscompat.custom_ops.aot import COPY_TYPES, Entry, KernelLibrary, expect
 from mscompat.custom_ops.registry import call, device_target, register
-from mscompat.indexing.unique_dim import unique_along, unique_consecutive_along
+from mscompat.indexing._unique_dim import unique_along, unique_consecutive_along
 from mscompat.layers._embedding_ops import compiling
 from mscompat.shape.sort import sort
 
