@@ -147,7 +147,12 @@ _VECTORISED_NAN = "gradient at NaN: PyTorch's vectorised backward differs from i
 _FLOATS = ("float16", "float32", "float64")
 #: float64's 9-element NaN sample too: 8 of its 9 elements fill two 4-wide double vectors, so
 #: PyTorch's vectorised rule gives 0 there (tools/opinfo_audit.py)
-_NAN_GRAD_F64 = {"hardtanh": (14, 30), "hardshrink": (15, 32)}
+_NAN_GRAD_F64 = {
+    "hardtanh": (14, 30),
+    "hardshrink": (15, 32),
+    "relu6": (12, 26),
+    "softshrink": (14, 30),
+}
 
 
 def _nan_grad_samples(name: str, dtype: str) -> Tuple[int, ...]:

@@ -516,7 +516,7 @@ OPS: List[OpInfo] = [
                 "PyTorch's samples pass a torch.nn.PairwiseDistance module as distance_function, "
                 "which cannot take MindSpore tensors (our samples pass a distance of each side)",
             )
-            for dtype in ("float32", "float64")
+            for dtype in ("float16", "float32", "float64")
         ),
     ),
     _entry(
