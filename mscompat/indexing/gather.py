@@ -12,6 +12,7 @@ from mindspore.ops import constexpr
 
 from mscompat._checks import check_int, check_tensor, wrap_dim
 from mscompat.custom_ops.registry import call, register
+from mscompat.layers._embedding_ops import compiling
 
 __all__ = ["one_hot", "take_along_dim"]
 
@@ -30,7 +31,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     Args:
         tensor (Tensor[*]): integer class indices, ``0 <= value < num_classes``.
         num_classes (int): the number of classes; ``-1`` (default) takes the largest value
-            plus one (read from the data: PyNative only; give it in graph mode).
+            plus one (read from the data; in graph mode a dynamic shape).
 
     Returns:
         Tensor[..., num_classes] (int64): ``tensor``'s shape and one more dim.
@@ -56,7 +57,12 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
         if n == -1:
             raise ValueError("one_hot(): num_classes=-1 needs a non-empty tensor")
         return ops.zeros((*x.shape, n), ms.int64)
-    if n == -1:  # read from the data: PyNative only (graph mode needs num_classes)
+    if n == -1 and compiling():  # the number of classes: a dynamic shape of the graph
+        if (x < 0).any():
+            raise ValueError("one_hot(): tensor must hold non-negative class indices")
+        classes = ops.arange(0, x.max().astype(ms.int64) + 1, dtype=ms.int64)
+        return (x.astype(ms.int64).expand_dims(-1) == classes).astype(ms.int64)
+    if n == -1:  # read from the data
         values = x.asnumpy()
         if values.min() < 0:
             raise ValueError("one_hot(): tensor must hold non-negative class indices")

@@ -152,9 +152,9 @@ def nonzero(input: Tensor, *, as_tuple: bool = False) -> Union[Tensor, Tuple[Ten
     x = check_tensor(input, "input")
     if not isinstance(as_tuple, bool):
         raise TypeError(f"as_tuple must be a bool, but got {type(as_tuple).__name__}")
-    if x.ndim == 0:
-        rows = ops.zeros((1 if bool(x.asnumpy()) else 0, 0), ms.int64)
-        return (ops.zeros((rows.shape[0],), ms.int64),) if as_tuple else rows
+    if x.ndim == 0:  # NonZero takes >= 1 dims; no host read, so graph mode sees the value too
+        hits = _NONZERO(_as_bool(x.reshape((1,)))).astype(ms.int64)
+        return (hits[:, 0],) if as_tuple else ops.zeros((hits.shape[0], 0), ms.int64)
     if x.size == 0:
         rows = ops.zeros((0, x.ndim), ms.int64)
     else:

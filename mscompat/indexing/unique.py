@@ -5,7 +5,9 @@ size=, fill_value=)``) the result has exactly ``K`` entries: the first ``K`` dis
 then ``fill_value`` (default: the smallest distinct value, so that every entry is a valid value),
 with counts 0 for the padding; ``return_inverse`` is unchanged. Without ``size`` the same
 computation runs with ``K`` = the number of elements and the result is cut to the number of
-distinct values on the host (PyNative only).
+distinct values on the host in PyNative mode; in a graph MindSpore's dynamic-shape
+``UniqueConsecutive`` (of the stably sorted values for ``unique``) gives the result instead.
+With ``dim`` the distinct slices: ``mscompat.indexing._unique_dim``.
 
 ``unique`` dispatches ``indexing.unique``:
 
@@ -25,9 +27,11 @@ import mindspore as ms
 import numpy as np
 from mindspore import Tensor, ops
 
-from mscompat._checks import check_tensor
+from mscompat._checks import check_tensor, wrap_dim
 from mscompat.custom_ops.aot import COPY_TYPES, Entry, KernelLibrary, expect
 from mscompat.custom_ops.registry import call, device_target, register
+from mscompat.indexing._unique_dim import unique_along, unique_consecutive_along
+from mscompat.layers._embedding_ops import compiling
 from mscompat.shape.sort import sort
 
 __all__ = ["unique", "unique_consecutive"]
@@ -123,18 +127,24 @@ def _unique_composite(flat: Tensor, size: int, with_inverse: bool) -> Unique:
     return out.astype(flat.dtype), group, counts, distinct
 
 
-def _check(fn: str, input: Any, flags: Tuple[Any, ...], dim: Any, size: Any) -> Tensor:
+def _check(
+    fn: str, input: Any, flags: Tuple[Any, ...], dim: Any, size: Any
+) -> Tuple[Tensor, Optional[int]]:
     x = check_tensor(input, "input")
     if x.dtype not in _REAL and x.dtype != ms.bool_:
         raise TypeError(f"{fn}(): input must be a real or bool Tensor, but got dtype {x.dtype}")
     for name, value in zip(("return_inverse", "return_counts", "sorted"), flags):
         if not isinstance(value, bool):
             raise TypeError(f"{name} must be a bool, but got {type(value).__name__}")
-    if dim is not None:
-        raise ValueError(f"{fn}(): dim is not supported yet (only dim=None, the flattened input)")
     if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 0):
         raise ValueError(f"size must be a non-negative int or None, but got {size!r}")
-    return x
+    if dim is None:
+        return x, None
+    if size is not None:
+        raise ValueError(f"{fn}(): size= is for the flattened form: dim must be None with it")
+    if x.ndim == 0:
+        raise ValueError(f"{fn}(): dim={dim!r} given for a 0-d input (it has no dims)")
+    return x, wrap_dim(dim, x.ndim, x.ndim)
 
 
 def _finish(
@@ -179,6 +189,18 @@ def _key(x: Tensor) -> Tensor:
     return flat.astype(ms.int32) if flat.dtype == ms.bool_ else flat
 
 
+def _dynamic(x: Tensor, flags: Tuple[bool, bool], sort_first: bool) -> Result:
+    """Graph mode without ``size=``: MindSpore's dynamic-shape ``UniqueConsecutive`` (of the
+    stably sorted values for ``unique``; each NaN stays distinct), with no host read."""
+    key, perm = _key(x), None
+    if sort_first:
+        key, perm = sort(key, 0, stable=True)
+    out, inverse, counts = ops.unique_consecutive(key, True, True, None)
+    if perm is not None:
+        inverse = ops.tensor_scatter_elements(ops.zeros_like(inverse), perm, inverse, axis=0)
+    return _finish(x, out, inverse, counts, None, flags, None, None)
+
+
 def unique(
     input: Tensor,
     sorted: bool = True,
@@ -197,12 +219,14 @@ def unique(
     leaves the order unspecified then). Not differentiable (as PyTorch's).
 
     Args:
-        input (Tensor[*]): a real or bool Tensor (flattened; ``dim`` must be None).
+        input (Tensor[*]): a real or bool Tensor (flattened unless ``dim`` is given).
         sorted (bool): accepted for PyTorch's signature; the values are always sorted.
         return_inverse (bool): also return, for each element of ``input``, the index of its
             value in the output (int64, ``input``'s shape).
         return_counts (bool): also return how many times each value occurs (int64).
-        dim (None): only None (unique over the flattened input) is supported.
+        dim (int, optional): the distinct slices along ``dim`` (sorted lexicographically;
+            ``inverse`` and ``counts`` then index the slices), as PyTorch's ``dim=``; not with
+            ``size``.
         size (int, optional): the static length of the output and counts.
         fill_value (number, optional): the padding value with ``size`` (default: the
             smallest value); the counts of padding entries are 0.
@@ -213,7 +237,7 @@ def unique(
 
     Raises:
         TypeError: ``input`` not a real or bool Tensor, a flag not a bool.
-        ValueError: ``dim`` given, ``size`` negative.
+        ValueError: ``dim`` out of range or given with ``size``, ``size`` negative.
 
     Example:
         >>> import mindspore as ms
@@ -225,10 +249,14 @@ def unique(
         >>> unique(x, size=5, fill_value=-1).asnumpy().tolist()
         [1, 2, 3, -1, -1]
     """
-    x = _check("unique", input, (return_inverse, return_counts, sorted), dim, size)
+    x, axis = _check("unique", input, (return_inverse, return_counts, sorted), dim, size)
     flags = (return_inverse, return_counts)
+    if axis is not None:
+        return unique_along(x, axis, flags)
     if x.size == 0:
         return _empty(x, flags, size, fill_value)
+    if size is None and compiling():
+        return _dynamic(x, flags, sort_first=True)
     flat = x.reshape(-1)
     k = flat.shape[0] if size is None else size
     out, inverse, counts, distinct = call("indexing.unique", flat, k, return_inverse)
@@ -249,11 +277,12 @@ def unique_consecutive(
     ``size=`` a static-shape form for graph mode.
 
     Args:
-        input (Tensor[*]): a real or bool Tensor (flattened; ``dim`` must be None).
+        input (Tensor[*]): a real or bool Tensor (flattened unless ``dim`` is given).
         return_inverse (bool): also return each element's run number (int64, ``input``'s
             shape).
         return_counts (bool): also return each run's length (int64).
-        dim (None): only None is supported.
+        dim (int, optional): collapse runs of equal slices along ``dim`` (``inverse`` and
+            ``counts`` then index the slices); not with ``size``.
         size (int, optional): the static length of the output and counts.
         fill_value (number, optional): the padding with ``size`` (default: the first value).
 
@@ -262,7 +291,7 @@ def unique_consecutive(
 
     Raises:
         TypeError: ``input`` not a real or bool Tensor, a flag not a bool.
-        ValueError: ``dim`` given, ``size`` negative.
+        ValueError: ``dim`` out of range or given with ``size``, ``size`` negative.
 
     Example:
         >>> import mindspore as ms
@@ -271,10 +300,14 @@ def unique_consecutive(
         >>> out.asnumpy().tolist(), counts.asnumpy().tolist()
         ([1, 2, 3, 1], [2, 2, 1, 1])
     """
-    x = _check("unique_consecutive", input, (return_inverse, return_counts), dim, size)
+    x, axis = _check("unique_consecutive", input, (return_inverse, return_counts), dim, size)
     flags = (return_inverse, return_counts)
+    if axis is not None:
+        return unique_consecutive_along(x, axis, flags)
     if x.size == 0:
         return _empty(x, flags, size, fill_value)
+    if size is None and compiling():
+        return _dynamic(x, flags, sort_first=False)
     key = _key(x)
     k = key.shape[0] if size is None else size
     out, group, counts = call("indexing.runs", key, k)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import mindspore as ms
 from mindspore import Tensor, mint, ops
 
 from mscompat._checks import check_number, check_tensor, is_float_dtype
@@ -117,6 +118,9 @@ def _baddbmm_mint(x: Tensor, a: Tensor, b: Tensor, beta: Any, alpha: Any) -> Ten
     "math.baddbmm", _baddbmm_mint, "beta * input + alpha * ops.bmm (input dropped for beta=0)"
 )
 def _baddbmm_composite(x: Tensor, a: Tensor, b: Tensor, beta: Any, alpha: Any) -> Tensor:
+    if x.dtype == ms.float16:  # PyTorch's float16 CPU baddbmm works in float32, rounds once
+        wide = [t.astype(ms.float32) for t in (x, a, b)]
+        return _baddbmm_composite(*wide, beta, alpha).astype(ms.float16)
     prod = ops.bmm(a, b)
     if alpha != 1:
         prod = prod * Tensor(alpha, prod.dtype)
@@ -135,15 +139,15 @@ def baddbmm(
         input (Tensor[*]): broadcastable to ``(b, n, p)``; ignored when ``beta == 0``.
         batch1 (Tensor[b, n, m]): same dtype as ``input``.
         batch2 (Tensor[b, m, p]): same dtype.
-        beta (number): the scale of ``input``.
-        alpha (number): the scale of the product.
+        beta (number): the scale of ``input`` (truncated toward 0 for integer inputs, as
+            PyTorch casts it).
+        alpha (number): the scale of the product (truncated likewise).
 
     Returns:
         Tensor[b, n, p]: ``input``'s dtype.
 
     Raises:
-        TypeError: a non-Tensor, different dtypes, a non-number ``beta``/``alpha`` (a float one
-            with integer inputs).
+        TypeError: a non-Tensor, different dtypes, a non-number ``beta``/``alpha``.
         ValueError: batches not 3-D, mismatched batch or inner sizes, ``input`` not
             broadcastable to the result.
 
@@ -158,8 +162,8 @@ def baddbmm(
     _operands("baddbmm", ("input", "batch1", "batch2"), (input, batch1, batch2), (None, 3, 3))
     for name, v in (("beta", beta), ("alpha", alpha)):
         check_number(v, f"baddbmm(): {name}")
-        if not is_float_dtype(input.dtype) and not isinstance(v, int):
-            raise TypeError(f"baddbmm(): {name} must be an int for integer input, got {v!r}")
+    if not is_float_dtype(input.dtype):  # PyTorch casts the scalars to the integer dtype
+        beta, alpha = int(beta), int(alpha)
     (b, n, m), (b2, m2, p) = batch1.shape, batch2.shape
     if b != b2 or m != m2:
         raise ValueError(

@@ -8,10 +8,11 @@ Here the windows are PyTorch's: for each ``(n, c)`` plane and spatial dim, with 
 for 3-D), output position :math:`i < O - 1` starts at
 
 .. math::
-    s_i = \\lfloor (i + u)\\alpha \\rfloor - \\lfloor u\\alpha \\rfloor, \\qquad
+    s_i = \\operatorname{trunc}((i + u)\\alpha) - \\operatorname{trunc}(u\\alpha), \\qquad
     \\alpha = \\frac{L - k}{O - 1}
 
-(computed in the input's dtype, as PyTorch) and the last at :math:`L - k`. Each window of
+(computed in the input's dtype and truncated, as PyTorch's int casts, which matters only for
+a sample outside [0, 1)) and the last at :math:`L - k`. Each window of
 ``kernel_size`` picks, as max pooling, its first maximum in row-major order or its last NaN;
 indices are int64 flat positions in the plane, and the gradient goes to the picked element.
 Without ``_random_samples`` the samples are drawn uniformly (``ops.rand``).
@@ -64,8 +65,9 @@ def _starts(u: Tensor, length: int, kernel: int, out: int, dtype: Any) -> Tensor
     alpha = _alpha(length, kernel, out, dtype).astype(work)
     i = Tensor(np.arange(out - 1), work).reshape(1, -1)
     uw = u.astype(work)
-    first = ops.floor(_round(_round(i + uw, dtype) * alpha, dtype))
-    offset = ops.floor(_round(uw * alpha, dtype))
+    # PyTorch's int casts truncate: the floor for samples in [0, 1), not for others it takes
+    first = ops.trunc(_round(_round(i + uw, dtype) * alpha, dtype))
+    offset = ops.trunc(_round(uw * alpha, dtype))
     return ops.concat(((first - offset).astype(ms.int32), last), 1)
 
 

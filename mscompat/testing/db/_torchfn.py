@@ -20,11 +20,12 @@ _OTHER_DTYPES = (
 )  # fmt: skip
 
 
-def f32_opinfo(name: str, stride: int = 1, **extra: Any) -> TorchOpInfo:
-    """PyTorch's OpInfo ``name``, its float32 samples only (every ``stride``-th): the suite's
-    time budget; the entry's reference inputs cover the other dtypes."""
+def f32_opinfo(name: str, stride: int = 1, also: Tuple[str, ...] = (), **extra: Any) -> TorchOpInfo:
+    """PyTorch's OpInfo ``name``, its float32 samples only (every ``stride``-th; and those of
+    the dtypes ``also``): the suite's time budget; the entry's reference inputs cover the other
+    dtypes."""
     why = "float32 only (the suite's time budget); the entry's references cover this dtype"
-    skip = {d: why for d in _OTHER_DTYPES}
+    skip = {d: why for d in _OTHER_DTYPES if d not in also}
     return TorchOpInfo(name, stride=stride, skip_dtypes=skip, **extra)
 
 

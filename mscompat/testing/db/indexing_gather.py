@@ -98,6 +98,7 @@ OPS: List[OpInfo] = [
         grad_argnums=(),
         supports_graph=False,  # num_classes=-1 reads the data; the graph-mode form is below
         dispatch_op="indexing.one_hot",
+        torch_opinfo=(TorchOpInfo("nn.functional.one_hot"),),
     ),
     OpInfo(
         name="indexing.one_hot",

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from itertools import chain
 from typing import Any, Iterator, List
 
 import numpy as np
@@ -32,6 +33,14 @@ def _nonzero_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInp
     yield SampleInput((np.zeros((3, 4), dtype),), name="all zero")
     yield SampleInput((np.asarray(2, dtype),), name="0-d nonzero")
     yield SampleInput((np.zeros((0, 3), dtype),), name="empty (0, 3)")
+
+
+def _nonzero_references() -> Iterator[ReferenceInput]:
+    """0-d input in graph mode too: its one test is made on the device, not read on the host
+    (found by PyTorch's OpInfo sample nonzero(0-d, as_tuple=True), wrong in graph mode)."""
+    for value, as_tuple in ((2.5, True), (0.0, False)):
+        sample = SampleInput((np.asarray(value, np.float32),), {"as_tuple": as_tuple})
+        yield ReferenceInput(sample, modes=("pynative", "graph"))
 
 
 def _static_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
@@ -98,6 +107,9 @@ def _unique_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInpu
     yield SampleInput((x,), {"return_counts": True}, name="counts")
     yield SampleInput((np.asarray(3, dtype),), {"return_inverse": True}, name="0-d")
     yield SampleInput((np.zeros((0, 2), dtype),), {"return_counts": True}, name="empty")
+    both = {"return_inverse": True, "return_counts": True}
+    yield SampleInput((x[:, :2],), {"dim": 0, **both}, name="distinct rows (dim=0)")
+    yield SampleInput((x.reshape(2, 3, 5) % 2,), {"dim": -1, **both}, name="dim=-1 of 3-D")
 
 
 def _consecutive_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
@@ -105,9 +117,34 @@ def _consecutive_samples(dtype: str, rng: np.random.Generator) -> Iterator[Sampl
     yield SampleInput((x,), {"return_inverse": True, "return_counts": True}, name="runs")
     yield SampleInput((x.reshape(1, -1),), {"return_counts": True}, name="2-D")
     yield SampleInput((np.zeros((0,), dtype),), {"return_inverse": True}, name="empty")
+    rows = np.repeat(rng.integers(0, 2, (5, 3)), [2, 1, 3, 1, 2], axis=0).astype(dtype)
+    both = {"return_inverse": True, "return_counts": True}
+    yield SampleInput((rows,), {"dim": 0, **both}, name="runs of rows (dim=0)")
+    yield SampleInput((rows.T.copy(),), {"dim": 1, **both}, name="runs of columns (dim=1)")
 
 
 _BOTH = ("aot", "composite")
+#: PyTorch's unique/unique_consecutive samples (528/264) take ~5 s to generate per dtype: run by
+#: tools/opinfo_audit.py (every sample and dtype), not by the suite, which checks the same paths
+#: with the entries' dim samples and graph-mode references
+_AUDITED = {
+    d: "the suite's time budget: PyTorch generates them in ~5 s (tools/opinfo_audit.py runs them)"
+    for d in DTYPES
+}
+
+
+def _dynamic_references(fn: str) -> Any:
+    """Graph mode without ``size=`` (MindSpore's dynamic-shape UniqueConsecutive), flattened
+    (each NaN distinct) and along a dim."""
+
+    def references() -> Iterator[ReferenceInput]:
+        both = {"return_inverse": True, "return_counts": True}
+        flat = np.array([2.0, -0.0, np.nan, 0.0, 2.0, 2.0, -1.0, np.nan], np.float32)
+        rows = np.array([[1, 2], [1, 2], [0, 5], [1, 2]], np.int64)
+        for x, kwargs in ((flat, both), (rows, {"dim": 0, **both})):
+            yield ReferenceInput(SampleInput((x,), kwargs, name=fn), modes=("graph",))
+
+    return references
 
 
 def _unique_references() -> Iterator[ReferenceInput]:
@@ -211,7 +248,9 @@ def _topk_errors() -> Iterator[ErrorInput]:
 
 def _unique_errors() -> Iterator[ErrorInput]:
     x = np.zeros((2, 3), np.float32)
-    yield ErrorInput(SampleInput((x,), {"dim": 0}), ValueError, "dim is not supported")
+    yield ErrorInput(SampleInput((x,), {"dim": 2}), ValueError, "dim must be in the range")
+    yield ErrorInput(SampleInput((x,), {"dim": 0, "size": 3}), ValueError, "dim must be None")
+    yield ErrorInput(SampleInput((x[:, :0],), {"dim": 0}), ValueError, "0-sized dimension")
     yield ErrorInput(SampleInput((x,), {"return_counts": 1}), TypeError, "return_counts must")
     yield ErrorInput(SampleInput((x,), {"size": -2}), ValueError, "size must be")
 
@@ -229,6 +268,7 @@ OPS: List[OpInfo] = [
         grad_argnums=(),
         supports_graph=False,  # a dynamic shape: nonzero_static is the graph-mode form
         torch_opinfo=(TorchOpInfo("nonzero", stride=2),),
+        references=_nonzero_references,
     ),
     OpInfo(
         name="indexing.argwhere",
@@ -241,6 +281,16 @@ OPS: List[OpInfo] = [
         dtypes=DTYPES,
         grad_argnums=(),
         supports_graph=False,
+        torch_opinfo=(
+            TorchOpInfo(
+                "argwhere",
+                skip_dtypes={
+                    d: "the suite's time budget: nonzero's path for every dtype; float32 and "
+                    "int64 run (tools/opinfo_audit.py runs every dtype)"
+                    for d in ("float16", "float64", "int32")
+                },
+            ),
+        ),
     ),
     OpInfo(
         name="indexing.nonzero_static",
@@ -299,7 +349,8 @@ OPS: List[OpInfo] = [
         supports_graph=False,  # without size=: a dynamic shape
         dispatch_op="indexing.unique",
         bench_input=bench((1000, 1000), return_counts=True),
-        references=_unique_references,
+        references=lambda: chain(_unique_references(), _dynamic_references("unique")()),
+        torch_opinfo=(TorchOpInfo("unique", skip_dtypes=_AUDITED),),
     ),
     OpInfo(
         name="indexing.unique",
@@ -328,6 +379,8 @@ OPS: List[OpInfo] = [
         dtypes=DTYPES,
         grad_argnums=(),
         supports_graph=False,
+        torch_opinfo=(TorchOpInfo("unique_consecutive", skip_dtypes=_AUDITED),),
+        references=_dynamic_references("unique_consecutive"),
     ),
     OpInfo(
         name="indexing.unique_consecutive",

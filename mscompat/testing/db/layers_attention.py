@@ -187,7 +187,7 @@ OPS: List[OpInfo] = [
             KnownDifference(
                 "nn.functional.scaled_dot_product_attention",
                 "float32",
-                (8, 12, 13, 17, 21, 24),
+                (8, 9, 12, 13, 17, 21, 24),
                 _ROUNDING.format(bound="3e-5 (output), 1.4e-4 (gradients)"),
             ),
             KnownDifference(

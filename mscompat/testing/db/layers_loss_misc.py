@@ -409,10 +409,10 @@ OPS: List[OpInfo] = [
         known=(
             KnownDifference(
                 "nn.functional.poisson_nll_loss",
-                "float32",
-                (3, 24, 27, 33, 42, 48, 51, 57, 66),
-                "exp of inputs near 9 (values ~8e3) differs from PyTorch's in the last float32 "
-                "bits: relative 3e-6, over the default rtol 1.3e-6; float64 agrees",
+                "float16",
+                (4, 5, 6, 7, 12, 15, 20, 21, 23, 26, 28, 29, 30, 31, *range(47, 56)),
+                "rounding: PyTorch rounds exp(x) and t*x to float16 before subtracting (up to "
+                "0.19 relative to float64); ours is within 4.8e-4 of float64 (measured)",
             ),
         ),
     ),
@@ -442,7 +442,7 @@ OPS: List[OpInfo] = [
                 "PyTorch refuses a target that requires grad, and the OpInfo harness "
                 "differentiates every float input (our entry differentiates input only)",
             )
-            for dtype in ("float32", "float64")
+            for dtype in ("float16", "float32", "float64")
         ),
     ),
     _entry(
@@ -516,7 +516,7 @@ OPS: List[OpInfo] = [
                 "PyTorch's samples pass a torch.nn.PairwiseDistance module as distance_function, "
                 "which cannot take MindSpore tensors (our samples pass a distance of each side)",
             )
-            for dtype in ("float32", "float64")
+            for dtype in ("float16", "float32", "float64")
         ),
     ),
     _entry(

@@ -282,6 +282,13 @@ def _fractional_samples(n: int) -> Any:
             {"_random_samples": u[:1]},
             name="unbatched, NaN, overlapping windows",
         )
+        # PyTorch's OpInfo passes normal samples: its int casts truncate toward 0
+        outside = np.array([[[4.96, -0.71]]], dtype)
+        yield SampleInput(
+            (normal(rng, (1, 1, 16, 16), dtype), 1),
+            {"output_ratio": (0.5, 0.5), "_random_samples": outside},
+            name="samples outside [0, 1)",
+        )
 
     samples.__name__ = f"fractional_max_pool{n}d_samples"
     return samples
