@@ -21,8 +21,8 @@ from typing import Tuple, Union
 import mindspore as ms
 from mindspore import Tensor, ops
 
+from mscompat._graph import compiling
 from mscompat.custom_ops.registry import call
-from mscompat.layers._embedding_ops import compiling
 from mscompat.shape.sort import sort
 
 __all__ = ["unique_along", "unique_consecutive_along"]

@@ -11,8 +11,8 @@ from mindspore import Tensor, ops
 from mindspore.ops import constexpr
 
 from mscompat._checks import check_int, check_tensor, wrap_dim
+from mscompat._graph import compiling
 from mscompat.custom_ops.registry import call, register
-from mscompat.layers._embedding_ops import compiling
 
 __all__ = ["one_hot", "take_along_dim"]
 

@@ -28,10 +28,10 @@ import numpy as np
 from mindspore import Tensor, ops
 
 from mscompat._checks import check_tensor, wrap_dim
+from mscompat._graph import compiling
 from mscompat.custom_ops.aot import COPY_TYPES, Entry, KernelLibrary, expect
 from mscompat.custom_ops.registry import call, device_target, register
 from mscompat.indexing._unique_dim import unique_along, unique_consecutive_along
-from mscompat.layers._embedding_ops import compiling
 from mscompat.shape.sort import sort
 
 __all__ = ["unique", "unique_consecutive"]
