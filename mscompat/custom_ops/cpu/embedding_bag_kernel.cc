@@ -106,20 +106,32 @@ double RenormFactor(const T *row, int64_t dim, const Config &c) {
   return n > c.max_norm ? c.max_norm / (n + 1e-7) : 1.0;
 }
 
-// The hot loops (embedding_bag_loops.h), compiled twice: for any CPU and for AVX2+FMA, chosen at
-// run time where the CPU has them.
+// The hot loops (embedding_bag_loops.h), compiled three times: for any CPU, for AVX2+FMA and for
+// AVX-512, chosen at run time by what the CPU has.
 #define MSCOMPAT_NS loops_generic
+#define MSCOMPAT_VEC_BYTES 32
 #include "embedding_bag_loops.h"
+#undef MSCOMPAT_VEC_BYTES
 #undef MSCOMPAT_NS
 #if defined(__GNUC__) && defined(__x86_64__)
+#define MSCOMPAT_LOOPS_FMA 1
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
 #define MSCOMPAT_NS loops_fma
-#define MSCOMPAT_LOOPS_FMA 1
+#define MSCOMPAT_VEC_BYTES 32
 #include "embedding_bag_loops.h"
-#undef MSCOMPAT_LOOPS_FMA
+#undef MSCOMPAT_VEC_BYTES
 #undef MSCOMPAT_NS
 #pragma GCC pop_options
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx2,fma")
+#define MSCOMPAT_NS loops_avx512
+#define MSCOMPAT_VEC_BYTES 64
+#include "embedding_bag_loops.h"
+#undef MSCOMPAT_VEC_BYTES
+#undef MSCOMPAT_NS
+#pragma GCC pop_options
+#undef MSCOMPAT_LOOPS_FMA
 #define MSCOMPAT_HAVE_FMA_LOOPS 1
 #endif
 
@@ -135,10 +147,16 @@ struct Loops {
 
   static const Loops &Get() {
 #ifdef MSCOMPAT_HAVE_FMA_LOOPS
+    // libgcc's checks include the OS's saving of the AVX/AVX-512 registers (XCR0).
     static const bool fma = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    static const bool avx512 = fma && __builtin_cpu_supports("avx512f");
+    static const Loops wide{loops_avx512::SumBag<T>, loops_avx512::SumBagAt<T, I>,
+                            loops_avx512::AddScaled<T>, loops_avx512::MaxRow<T>,
+                            loops_avx512::AllPlain<I>, loops_avx512::Dot<T>};
     static const Loops fast{loops_fma::SumBag<T>, loops_fma::SumBagAt<T, I>,
                             loops_fma::AddScaled<T>, loops_fma::MaxRow<T>,
                             loops_fma::AllPlain<I>, loops_fma::Dot<T>};
+    if (avx512) return wide;
     if (fma) return fast;
 #endif
     static const Loops plain{loops_generic::SumBag<T>, loops_generic::SumBagAt<T, I>,

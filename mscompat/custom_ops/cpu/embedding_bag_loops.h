@@ -1,7 +1,9 @@
-// The hot loops of embedding_bag_kernel.cc, included there twice (namespace MSCOMPAT_NS): plain,
-// and under #pragma GCC target("avx2,fma"). The arithmetic is the same in both: -ffp-contract=off
-// leaves products and sums unfused, and the fused multiply-adds of PyTorch's fbgemm/axpy are
-// std::fma in both (an instruction in the second). No include guard, on purpose.
+// The hot loops of embedding_bag_kernel.cc, included there three times (namespace MSCOMPAT_NS,
+// vectors of MSCOMPAT_VEC_BYTES): plain (32), under #pragma GCC target("avx2,fma") (32) and under
+// target("avx512f") (64). The arithmetic is the same in all: each output element is its own lane,
+// -ffp-contract=off leaves products and sums unfused, and the fused multiply-adds of PyTorch's
+// fbgemm/axpy are std::fma everywhere (an instruction in the last two). Only Dot's order of
+// partial sums depends on the width. No include guard, on purpose.
 
 #include <cmath>
 #include <cstdint>
@@ -16,21 +18,27 @@ void AddScaled(T *__restrict out, const T *__restrict row, T s, int64_t dim) {
 
 constexpr int64_t kAhead = 8;  // rows prefetched ahead
 
-// A 32-byte vector of T (GCC's vector extension: one AVX register in the AVX2 copy, two SSE
-// ones in the plain copy).
+// A vector of T (GCC's vector extension): 32 bytes, one AVX register in the AVX2 copy and two SSE
+// ones in the plain copy; 64 bytes, one AVX-512 register.
 template <typename T>
 struct Vec {
-  typedef T type __attribute__((vector_size(32)));
+  typedef T type __attribute__((vector_size(MSCOMPAT_VEC_BYTES)));
   // the same, read from anywhere (rows are aligned to their element only)
-  typedef T loose __attribute__((vector_size(32), aligned(sizeof(T)), may_alias));
-  static constexpr int kLanes = 32 / sizeof(T);
+  typedef T loose __attribute__((vector_size(MSCOMPAT_VEC_BYTES), aligned(sizeof(T)), may_alias));
+  static constexpr int kLanes = MSCOMPAT_VEC_BYTES / sizeof(T);
 };
 
-// a * x + acc per lane, fused (one instruction in the AVX2 copy, which the including file marks
-// with MSCOMPAT_LOOPS_FMA: the target pragma defines no __FMA__).
+// a * x + acc per lane, fused (one instruction in the AVX2 and AVX-512 copies, which the including
+// file marks with MSCOMPAT_LOOPS_FMA: the target pragma defines no __FMA__; 4 is
+// _MM_FROUND_CUR_DIRECTION, all lanes unmasked).
 template <typename V>
 inline void Fma(const V &a, const V &x, V *acc) {
-#ifdef MSCOMPAT_LOOPS_FMA
+#if defined(MSCOMPAT_LOOPS_FMA) && MSCOMPAT_VEC_BYTES == 64
+  if constexpr (sizeof(a[0]) == 4)
+    *acc = __builtin_ia32_vfmaddps512_mask(a, x, *acc, static_cast<unsigned short>(-1), 4);
+  else
+    *acc = __builtin_ia32_vfmaddpd512_mask(a, x, *acc, static_cast<unsigned char>(-1), 4);
+#elif defined(MSCOMPAT_LOOPS_FMA)
   if constexpr (sizeof(a[0]) == 4)
     *acc = __builtin_ia32_vfmaddps256(a, x, *acc);
   else
@@ -110,16 +118,35 @@ void SumColumn(T *__restrict out, const Row &row, const T *scale, int64_t count,
   out[col] = div == T(1) ? acc : acc / div;
 }
 
+// Columns in blocks of 16, 8, 4, 2 and 1 vectors, the widest that fit first, each block one pass
+// over the bag: a row of up to 16 vectors (256 float32 with AVX-512, 128 with AVX2) is read in one
+// pass. Two passes of 64 columns over bags of 128-column rows took three times as long on a table
+// larger than the cache, each row's second half fetched again; blocks of 128 columns over 64-column
+// rows (four passes of one vector) took a quarter longer. The accumulators are 16 registers at
+// most (AVX2 has 16, AVX-512 32).
 template <typename T, bool kScaled, typename Row>
 void SumRows(T *out, const Row &row, int64_t more, const T *scale, int64_t count, int64_t dim,
              T div) {
-  constexpr int kBlock = 64 / sizeof(T) * 4;  // four cache lines: 8 AVX registers
   constexpr int W = Vec<T>::kLanes;
   int64_t col = 0;
-  for (; col + kBlock <= dim; col += kBlock)
-    SumColumns<T, kBlock, kScaled>(out, row, more, scale, count, col, div);
-  for (; col + W <= dim; col += W)
+  for (; col + 16 * W <= dim; col += 16 * W)
+    SumColumns<T, 16 * W, kScaled>(out, row, more, scale, count, col, div);
+  if (col + 8 * W <= dim) {
+    SumColumns<T, 8 * W, kScaled>(out, row, more, scale, count, col, div);
+    col += 8 * W;
+  }
+  if (col + 4 * W <= dim) {
+    SumColumns<T, 4 * W, kScaled>(out, row, more, scale, count, col, div);
+    col += 4 * W;
+  }
+  if (col + 2 * W <= dim) {
+    SumColumns<T, 2 * W, kScaled>(out, row, more, scale, count, col, div);
+    col += 2 * W;
+  }
+  if (col + W <= dim) {
     SumColumns<T, W, kScaled>(out, row, more, scale, count, col, div);
+    col += W;
+  }
   for (; col < dim; ++col) SumColumn(out, row, scale, count, col, div);
 }
 

@@ -8,8 +8,11 @@
 //
 // The helper threads are started once per process and sleep between kernels: starting and
 // joining threads per call costs as much as a small kernel itself (figures on the kernels
-// page). A call that finds the pool in use (another kernel on another thread, or a nested call)
-// runs on its own thread instead; a forked child starts a pool of its own.
+// page). After a kernel they stay awake for MSCOMPAT_SPIN_US microseconds (default 200), yielding
+// the core to any thread that wants it, as OpenMP's threads do: a kernel that follows soon finds
+// them without a wake-up (figures on the kernels page). A call that finds the pool in use
+// (another kernel on another thread, or a nested call) runs on its own thread instead; a forked
+// child starts a pool of its own.
 
 #pragma once
 
@@ -17,6 +20,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <cstdlib>
@@ -26,6 +30,14 @@
 #include <vector>
 
 namespace mscompat {
+
+// How long a helper stays awake after a kernel (MSCOMPAT_SPIN_US, default 200 us; 0: sleeps at
+// once).
+inline std::chrono::microseconds SpinTime() {
+  const char *env = std::getenv("MSCOMPAT_SPIN_US");
+  const long us = env ? std::atol(env) : 200;
+  return std::chrono::microseconds(std::max(0L, us));
+}
 
 inline int NumThreads(int64_t work, int64_t min_work, int64_t grain) {
   if (work < min_work) return 1;
@@ -78,12 +90,18 @@ class HelperPool {
   }
 
  private:
-  HelperPool() : pid_(getpid()) {}
+  HelperPool() : pid_(getpid()), spin_(SpinTime()) {}
 
   void Loop() {
     uint64_t seen = 0;
     std::unique_lock<std::mutex> lock(m_);
     for (;;) {
+      lock.unlock();
+      const auto until = std::chrono::steady_clock::now() + spin_;
+      while (generation_.load(std::memory_order_acquire) == seen &&
+             std::chrono::steady_clock::now() < until)
+        std::this_thread::yield();
+      lock.lock();
       wake_.wait(lock, [&] { return generation_ != seen && waiting_ > 0; });
       seen = generation_;
       --waiting_;
@@ -96,10 +114,11 @@ class HelperPool {
   }
 
   const pid_t pid_;
+  const std::chrono::microseconds spin_;
   std::mutex busy_, m_;
   std::condition_variable wake_, done_;
   const std::function<void()> *job_ = nullptr;
-  uint64_t generation_ = 0;
+  std::atomic<uint64_t> generation_{0};  // read unlocked while spinning
   int waiting_ = 0, running_ = 0;
   unsigned started_ = 0;
 };

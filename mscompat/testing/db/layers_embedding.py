@@ -70,6 +70,16 @@ def _bag_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
     twice = np.repeat(rng.permutation(12)[:4], 2).reshape(2, 4)
     yield SampleInput((twice, w), {"mode": "sum", "scale_grad_by_freq": True}, name="freq")
     yield SampleInput((np.zeros((0,), np.int64), w, np.array([0, 0])), name="empty input")
+    # 499 columns take every block of the kernel's loops (16, 8, 4, 2 and 1 vectors of 8 or 16
+    # lanes, then single columns): the rows above are narrower than one vector.
+    wide = normal(rng, (7, 499), dtype)
+    bags = rng.integers(0, 7, (3, 5))
+    scale = normal(rng, bags.shape, dtype)
+    yield SampleInput(
+        (bags, wide), {"mode": "sum", "per_sample_weights": scale}, name="wide rows, weighted"
+    )
+    yield SampleInput((bags, wide), {"mode": "mean", "padding_idx": 2}, name="wide rows, padding")
+    yield SampleInput((bags, wide), {"mode": "mean"}, name="wide rows, mean")
 
 
 def _bag_errors() -> Iterator[ErrorInput]:
