@@ -11,10 +11,10 @@ from __future__ import annotations
 import math
 from typing import Any, Optional, Union
 
-import mindspore as ms
 from mindspore import Tensor, nn, ops
 
 from mscompat._checks import check_bool, check_float_tensor, check_number
+from mscompat._precision import in_float64
 from mscompat.custom_ops import pointwise_loss
 from mscompat.custom_ops.registry import call, register
 from mscompat.layers._loss_common import (
@@ -256,18 +256,11 @@ class HuberLoss(nn.Cell):
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 
 
-def _exp(x: Tensor) -> Tensor:
-    """``exp`` rounded once: MindSpore's float32 CPU ``exp`` is off by up to 5.5e-6 relative
-    (PyTorch's 1.9e-7), which ``exp(x)`` of a large ``x`` shows whole; float64 is exact. (As
-    ``mscompat.losses._ops.in_float64``, which this package cannot import: losses import it.)"""
-    return ops.exp(x.astype(ms.float64)).astype(x.dtype) if x.dtype == ms.float32 else ops.exp(x)
-
-
 @register(
     "layers.poisson_nll_loss", "composite", note="PyTorch's pointwise formula in MindSpore ops"
 )
 def _poisson_pointwise(x: Tensor, t: Tensor, log_input: bool, full: bool, eps: float) -> Tensor:
-    loss = _exp(x) - t * x if log_input else x - t * ops.log(x + scalar(eps, x))
+    loss = in_float64(ops.exp, x) - t * x if log_input else x - t * ops.log(x + scalar(eps, x))
     if full:
         # Stirling's approximation of log(t!), only where t > 1 (PyTorch's masked_fill)
         stirling = t * ops.log(t) - t + 0.5 * ops.log(scalar(2 * math.pi, t) * t)

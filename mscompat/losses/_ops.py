@@ -7,11 +7,12 @@ validate their inputs before calling these.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 import mindspore as ms
 from mindspore import Tensor, ops
 
+from mscompat._precision import in_float64 as in_float64  # the losses' callers: _ops.in_float64
 from mscompat.losses.utils import _AVG_EPS, _promote, scalar_like
 
 __all__: list = []
@@ -198,17 +199,6 @@ def softmax(x: Tensor, axis: int = 1) -> Tensor:
         return ops.softmax(x, axis)
     e = ops.exp(x - ops.stop_gradient(x.max(axis=axis, keepdims=True)))
     return e / e.sum(axis=axis, keepdims=True)
-
-
-def in_float64(fn: Callable[..., Tensor], x: Tensor, *args: Any) -> Tensor:
-    """``fn(x, *args)`` for a float32 ``x`` evaluated in float64 and rounded once to float32,
-    as PyTorch's correctly rounded float32 ``exp``/``log`` (<= 1 ulp); MindSpore 2.10's float32
-    CPU ``exp``/``log``/``softmax`` are off by up to ~100 ulp (mean ~30 for ``exp``), which a
-    cancellation amplifies (a KL divergence of near-equal distributions: 1e-4 relative, checked
-    by ``tools/check_mmdet.py``). Other dtypes: ``fn(x, *args)``."""
-    if x.dtype == ms.float32:
-        return fn(x.astype(ms.float64), *args).astype(ms.float32)
-    return fn(x, *args)
 
 
 def check_prob(p: Tensor, name: str = "pred") -> None:
