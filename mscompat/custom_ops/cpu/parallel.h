@@ -3,8 +3,8 @@
 // ParallelFor(n, work, min_work, grain, body) calls body(begin, end) over [0, n) in disjoint
 // chunks: one thread below `min_work` units of work, else up to one thread per `grain` units
 // (ParallelFor(n, work, body): 2^16 and 2^15),
-// at most the hardware's thread count (MSCOMPAT_NUM_THREADS caps it); the calling thread is
-// one of them, and each thread takes the next chunk when it is done with one.
+// at most the number of CPUs the process may run on (MSCOMPAT_NUM_THREADS caps it); the calling
+// thread is one of them, and each thread takes the next chunk when it is done with one.
 //
 // The helper threads are started once per process and sleep between kernels: starting and
 // joining threads per call costs as much as a small kernel itself (figures on the kernels
@@ -13,9 +13,15 @@
 // them without a wake-up (figures on the kernels page). A call that finds the pool in use
 // (another kernel on another thread, or a nested call) runs on its own thread instead; a forked
 // child starts a pool of its own.
+//
+// Linux may wake a sleeping helper on its waker's CPU, and a helper that then spins there shares
+// that CPU with the caller, taking a chunk now and then, until the load balancer moves it (many
+// milliseconds: figures on the kernels page): the kernel runs at one thread's speed. So a helper
+// that finds itself on the caller's CPU when a job starts moves to the others (sched_setaffinity).
 
 #pragma once
 
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -39,10 +45,18 @@ inline std::chrono::microseconds SpinTime() {
   return std::chrono::microseconds(std::max(0L, us));
 }
 
+// The CPUs this process may run on (a container's or taskset's limit; hardware_concurrency()
+// counts the machine's).
+inline int AllowedCpus() {
+  cpu_set_t mask;
+  if (sched_getaffinity(0, sizeof(mask), &mask) == 0) return std::max(1, CPU_COUNT(&mask));
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
 inline int NumThreads(int64_t work, int64_t min_work, int64_t grain) {
   if (work < min_work) return 1;
-  int hw = static_cast<int>(std::thread::hardware_concurrency());
-  if (hw <= 0) hw = 1;
+  static const int allowed = AllowedCpus();
+  int hw = allowed;
   if (const char *env = std::getenv("MSCOMPAT_NUM_THREADS")) {
     int cap = std::atoi(env);
     if (cap > 0) hw = std::min(hw, cap);
@@ -74,39 +88,75 @@ class HelperPool {
         ++started_;
       }
       job_ = &job;
+      caller_cpu_ = sched_getcpu();
       waiting_ = helpers;
       running_ = helpers;
       ++generation_;
     }
     wake_.notify_all();
     job();
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      // Helpers that have not woken yet have nothing left to do (chunks are taken on demand).
+      running_ -= waiting_;
+      waiting_ = 0;
+    }
+    // A helper's last chunk ends soon: wait awake first, as a caller woken by a helper may be
+    // moved onto the helper's CPU.
+    const auto until = std::chrono::steady_clock::now() + spin_;
+    while (running_.load(std::memory_order_acquire) > 0 && std::chrono::steady_clock::now() < until)
+      std::this_thread::yield();
     std::unique_lock<std::mutex> lock(m_);
-    // Helpers that have not woken yet have nothing left to do (chunks are taken on demand).
-    running_ -= waiting_;
-    waiting_ = 0;
     done_.wait(lock, [this] { return running_ == 0; });
     job_ = nullptr;
     return true;
   }
 
  private:
-  HelperPool() : pid_(getpid()), spin_(SpinTime()) {}
+  HelperPool() : pid_(getpid()), spin_(SpinTime()) {
+    CPU_ZERO(&allowed_);
+    if (sched_getaffinity(0, sizeof(allowed_), &allowed_) != 0) CPU_ZERO(&allowed_);
+  }
+
+  // Moves the calling helper off `cpu` (the caller's) onto the process's other CPUs.
+  void MoveOff(int cpu) const {
+    cpu_set_t mask;
+    if (sched_getaffinity(0, sizeof(mask), &mask) != 0) return;
+    CPU_CLR(cpu, &mask);
+    if (CPU_COUNT(&mask) == 0) {  // moved off the others before: back to all but `cpu`
+      mask = allowed_;
+      CPU_CLR(cpu, &mask);
+      if (CPU_COUNT(&mask) == 0) return;
+    }
+    sched_setaffinity(0, sizeof(mask), &mask);
+  }
+
+  // Moves the calling helper off the CPU the last job's caller ran on, if it is there.
+  void KeepOffCaller() const {
+    const int cpu = caller_cpu_.load(std::memory_order_relaxed);
+    if (cpu >= 0 && sched_getcpu() == cpu) MoveOff(cpu);
+  }
 
   void Loop() {
     uint64_t seen = 0;
     std::unique_lock<std::mutex> lock(m_);
     for (;;) {
       lock.unlock();
+      // While spinning too: a helper that shares the caller's CPU may get no time until the
+      // caller's job is done, and so never see one.
       const auto until = std::chrono::steady_clock::now() + spin_;
       while (generation_.load(std::memory_order_acquire) == seen &&
-             std::chrono::steady_clock::now() < until)
+             std::chrono::steady_clock::now() < until) {
+        KeepOffCaller();
         std::this_thread::yield();
+      }
       lock.lock();
       wake_.wait(lock, [&] { return generation_ != seen && waiting_ > 0; });
       seen = generation_;
       --waiting_;
       const std::function<void()> *job = job_;
       lock.unlock();
+      KeepOffCaller();
       (*job)();
       lock.lock();
       if (--running_ == 0) done_.notify_one();
@@ -115,11 +165,14 @@ class HelperPool {
 
   const pid_t pid_;
   const std::chrono::microseconds spin_;
+  cpu_set_t allowed_;                // the process's CPUs when the pool started
+  std::atomic<int> caller_cpu_{-1};  // the CPU the last job's caller ran on
   std::mutex busy_, m_;
   std::condition_variable wake_, done_;
   const std::function<void()> *job_ = nullptr;
   std::atomic<uint64_t> generation_{0};  // read unlocked while spinning
-  int waiting_ = 0, running_ = 0;
+  int waiting_ = 0;
+  std::atomic<int> running_{0};  // changed under m_, read unlocked by the waiting caller
   unsigned started_ = 0;
 };
 
