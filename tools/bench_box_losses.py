@@ -28,6 +28,7 @@ import torch
 
 from mscompat import losses, vision
 from mscompat.custom_ops import use_backend
+from mscompat.testing.bench import settle
 from mscompat.testing.references import mmdet_box
 
 try:  # the real torchvision ops (its own venv); the suite's transcription otherwise
@@ -201,8 +202,9 @@ def _rows() -> Dict[str, Tuple[str, Pair]]:
 
 
 def _block(fn: Callable[[], Any], repeat: int) -> Tuple[float, float]:
-    """Median and minimum of ``repeat`` timed calls (after an untimed one: compilation in the
-    first block, OpenMP wake-up)."""
+    """Median and minimum of ``repeat`` timed calls (after :func:`settle`, which lets the other
+    side's threads sleep, and an untimed call: compilation in the first block, thread wake-up)."""
+    settle()
     fn()
     times = []
     for _ in range(repeat):

@@ -52,7 +52,10 @@ def _sides(w: np.ndarray, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tupl
     th_kwargs = {
         k: torch.from_numpy(v) if isinstance(v, np.ndarray) else v for k, v in kwargs.items()
     }
-    mw, tw = ms.Tensor(w), torch.from_numpy(w)
+    # PyTorch's table from its own allocator, as a model's weight is (64-byte aligned: rows of
+    # 64 float32 then start on a cache line; numpy's array, 16 bytes past one, made PyTorch's
+    # call 1.2x slower on the bench input).
+    mw, tw = ms.Tensor(w), torch.from_numpy(w).clone()
     out_shape = (args[0].shape[0] if args[0].ndim == 2 else args[1].shape[0], w.shape[1])
     ct = np.random.default_rng(1).standard_normal(out_shape).astype(np.float32)
     mct, tct = ms.Tensor(ct), torch.from_numpy(ct)
@@ -87,7 +90,8 @@ def _sides(w: np.ndarray, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tupl
 
 def _floor_row(w: np.ndarray, bags: int, rounds: int, repeat: int) -> None:
     x = np.random.default_rng(0).integers(0, w.shape[0], (bags, 16))
-    mw, tw, tx, one = ms.Tensor(w), torch.from_numpy(w), torch.from_numpy(x), ms.Tensor(x[:, :1])
+    mw, tw, tx = ms.Tensor(w), torch.from_numpy(w).clone(), torch.from_numpy(x)
+    one = ms.Tensor(x[:, :1])
 
     def single(weight: ms.Tensor) -> ms.Tensor:
         return embedding_bag(one, weight, mode="sum")

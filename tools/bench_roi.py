@@ -13,6 +13,7 @@ import numpy as np
 import torch
 import torchvision
 
+from mscompat.testing.bench import settle
 from mscompat.vision import roi_align, roi_pool
 
 rng = np.random.default_rng(0)
@@ -67,9 +68,11 @@ for name, tfn, mfn, kw in (
         t()
         ratios, tts, tms = [], [], []
         for _ in range(7):
+            settle()
             t0 = time.perf_counter()
             [t() for _ in range(5)]
             tt = (time.perf_counter() - t0) / 5
+            settle()
             t0 = time.perf_counter()
             [m() for _ in range(5)]
             tm = (time.perf_counter() - t0) / 5

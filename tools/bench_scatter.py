@@ -24,12 +24,15 @@ import torch
 
 from mscompat.custom_ops import use_backend
 from mscompat.indexing import scatter_reduce
+from mscompat.testing.bench import settle
 
 N = 1000
 
 
 def _fastest(fn: Callable[[], Any], repeat: int) -> float:
-    """The fastest of ``repeat`` calls after an untimed one (compilation, thread wake-up)."""
+    """The fastest of ``repeat`` calls after :func:`settle` (the other side's threads sleep) and
+    an untimed call (compilation, thread wake-up)."""
+    settle()
     fn()
     best = float("inf")
     for _ in range(repeat):

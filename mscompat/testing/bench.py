@@ -31,7 +31,19 @@ from mscompat.testing.parity import (
 )
 from mscompat.testing.runner import backend_context, grad_argnums_of
 
-__all__ = ["BenchResult", "bench_op", "format_results"]
+__all__ = ["SETTLE_S", "BenchResult", "bench_op", "format_results", "settle"]
+
+#: Seconds to wait before a timed block. After a parallel region PyTorch's OpenMP threads spin
+#: for about 7.5 ms (libgomp's default; measured: the idle process burns 7.5 ms of CPU after one
+#: ``embedding_bag``), holding a core that the next block's own threads need: a block of 20 short
+#: MindSpore calls ran entirely beside a spinning PyTorch thread. After the pause both sides
+#: start from sleeping threads, and each block's untimed first call wakes its own.
+SETTLE_S = 0.02
+
+
+def settle() -> None:
+    """Wait :data:`SETTLE_S` seconds: the other side's threads go back to sleep."""
+    time.sleep(SETTLE_S)
 
 
 @dataclass(frozen=True)
@@ -77,11 +89,13 @@ def _paired_median_ms(
     the machine (measured on the shared 2-core VM: the same row 1.0 ms in one run, 1.8 ms in
     the next) from landing on one side only. Blocks, not single calls: right after a PyTorch
     call its OpenMP threads keep spinning and slow a MindSpore call down (call-by-call
-    alternation made some graph-mode rows 3-10x slower). Each block starts with an untimed call.
+    alternation made some graph-mode rows 3-10x slower). Each block starts after
+    :func:`settle` with an untimed call.
     """
     times: Tuple[List[float], List[float]] = ([], [])
     for _ in range(rounds):
         for fn, out in ((first, times[0]), (second, times[1])):
+            settle()
             fn()  # warm-up (graph compilation in the first round), untimed
             start = time.perf_counter()
             block = 0

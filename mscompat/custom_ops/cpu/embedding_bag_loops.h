@@ -16,7 +16,10 @@ void AddScaled(T *__restrict out, const T *__restrict row, T s, int64_t dim) {
   for (int64_t d = 0; d < dim; ++d) out[d] = std::fma(s, row[d], out[d]);
 }
 
-constexpr int64_t kAhead = 8;  // rows prefetched ahead
+// Rows prefetched ahead. On a table far larger than the cache (1,000,000 x 128 float32, bags of
+// 32), 16 rows took 0.46 ms where 8 took 0.52 and 4 took 0.61 (32: as 16); a table in the
+// cache did not mind.
+constexpr int64_t kAhead = 16;
 
 // A vector of T (GCC's vector extension): 32 bytes, one AVX register in the AVX2 copy and two SSE
 // ones in the plain copy; 64 bytes, one AVX-512 register.
