@@ -14,10 +14,12 @@
 // (another kernel on another thread, or a nested call) runs on its own thread instead; a forked
 // child starts a pool of its own.
 //
-// Linux may wake a sleeping helper on its waker's CPU, and a helper that then spins there shares
-// that CPU with the caller, taking a chunk now and then, until the load balancer moves it (many
-// milliseconds: figures on the kernels page): the kernel runs at one thread's speed. So a helper
-// that finds itself on the caller's CPU when a job starts moves to the others (sched_setaffinity).
+// Linux may wake a sleeping helper on its waker's CPU (and a waiting caller on its helper's), and
+// a helper that then spins there shares that CPU with the caller, taking a chunk now and then,
+// until the load balancer moves it (many milliseconds: figures on the kernels page): the kernel
+// runs at one thread's speed. So a helper that finds itself on the last caller's CPU, when a job
+// starts or while it spins, moves to the others (sched_setaffinity), and the caller waits for
+// the helpers awake.
 
 #pragma once
 
@@ -114,21 +116,15 @@ class HelperPool {
 
  private:
   HelperPool() : pid_(getpid()), spin_(SpinTime()) {
-    CPU_ZERO(&allowed_);
     if (sched_getaffinity(0, sizeof(allowed_), &allowed_) != 0) CPU_ZERO(&allowed_);
   }
 
-  // Moves the calling helper off `cpu` (the caller's) onto the process's other CPUs.
+  // Moves the calling helper onto the process's CPUs less `cpu` (the caller's). From the pool's
+  // mask, not the helper's own: each move excludes only the caller's current CPU.
   void MoveOff(int cpu) const {
-    cpu_set_t mask;
-    if (sched_getaffinity(0, sizeof(mask), &mask) != 0) return;
+    cpu_set_t mask = allowed_;
     CPU_CLR(cpu, &mask);
-    if (CPU_COUNT(&mask) == 0) {  // moved off the others before: back to all but `cpu`
-      mask = allowed_;
-      CPU_CLR(cpu, &mask);
-      if (CPU_COUNT(&mask) == 0) return;
-    }
-    sched_setaffinity(0, sizeof(mask), &mask);
+    if (CPU_COUNT(&mask) > 0) sched_setaffinity(0, sizeof(mask), &mask);
   }
 
   // Moves the calling helper off the CPU the last job's caller ran on, if it is there.
