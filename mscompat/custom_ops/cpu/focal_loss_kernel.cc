@@ -92,8 +92,11 @@ void Backward(const T *x, const T *t, T gamma, T alpha, const T *dloss, T *dx, T
       const T fw = alpha_t * pw;
       // d/dx: dbce/dx = p - t; dpt/dx = p (1 - p) (1 - 2 t)
       dx[i] = g * ((p - ti) * fw + bce * alpha_t * dpw * (p * (T(1) - p) * (T(1) - T(2) * ti)));
-      // d/dt: dbce/dt = -x; dalpha_t/dt = 2 alpha - 1; dpt/dt = 1 - 2 p
-      dt[i] = g * (-xi * fw + bce * ((alpha - a_neg) * pw + alpha_t * dpw * (T(1) - T(2) * p)));
+      // d/dt: dbce/dt = -x; dalpha_t/dt = 2 alpha - 1; dpt/dt = (1 - p) - p, its two terms
+      // apart as autograd has them: at pt = 0 with gamma < 1 (dpw = inf) and p = 1, PyTorch's
+      // inf * 0 - inf is NaN, where inf * (1 - 2 p) would be -inf.
+      const T dpt = alpha_t * dpw;
+      dt[i] = g * (-xi * fw + bce * ((alpha - a_neg) * pw + (dpt * (T(1) - p) - dpt * p)));
     }
   });
 }

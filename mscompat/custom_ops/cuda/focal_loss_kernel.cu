@@ -74,7 +74,8 @@ __global__ void BackwardKernel(const T *x, const T *t, const T *coef, const T *d
     const T pw = PowGamma(r.pt, gamma), dpw = PowGammaGrad(r.pt, gamma);
     const T fw = r.alpha_t * pw;
     dx[i] = g * ((r.p - ti) * fw + r.bce * r.alpha_t * dpw * (r.p * (T(1) - r.p) * (T(1) - T(2) * ti)));
-    dt[i] = g * (-xi * fw + r.bce * ((alpha - (T(1) - alpha)) * pw + r.alpha_t * dpw * (T(1) - T(2) * r.p)));
+    const T dpt = r.alpha_t * dpw;  // dpt/dt's two terms apart, as on CPU (NaN as PyTorch's)
+    dt[i] = g * (-xi * fw + r.bce * ((alpha - (T(1) - alpha)) * pw + (dpt * (T(1) - r.p) - dpt * r.p)));
   }
 }
 
