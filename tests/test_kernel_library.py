@@ -89,3 +89,18 @@ def test_tables_are_filled_with_the_kernels():
     assert isinstance(kernels["FocalLossForward"], aot.LockedCustom)
     with pytest.raises(KeyError, match="no entry point 'Nope'"):
         library.table("Nope")
+
+
+def test_gpu_builds_only_the_cuda_entries(monkeypatch):
+    built = []
+    monkeypatch.setattr(aot, "kernel_path", lambda name, device: f"/{name}_{device}.so")
+    monkeypatch.setattr(Entry, "build", lambda self, path, device: built.append(self.name) or path)
+    entries = [Entry(n, "x -> y", FLOATS, aot.shape_of(0)) for n in ("Align", "Pool")]
+    library = KernelLibrary("demo", entries, lambda k: None, cuda_entries=("Align",))
+    pool = library.table("Pool")
+    assert library.ops("GPU") == {"Align": "/demo_GPU.so"} and built == ["Align"]
+    assert "GPU" not in pool and "GPU" not in library.table("Pool")
+    assert library.table("Align")["GPU"] == "/demo_GPU.so"
+    assert set(library.ops("CPU")) == {"Align", "Pool"}
+    with pytest.raises(ValueError, match=r"cuda_entries names no entry of 'demo': \['Nope'\]"):
+        KernelLibrary("demo", entries, lambda k: None, cuda_entries=("Nope",))

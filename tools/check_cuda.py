@@ -56,13 +56,6 @@ OPS = ROOT / "mscompat" / "custom_ops"
 #: setup.py's nvcc command (BuildKernels._build_cuda), source and output appended.
 NVCC_FLAGS = ["-O3", "-shared", "-Xcompiler", "-fPIC", "-std=c++17", "-D_GLIBCXX_USE_CXX11_ABI=0"]
 
-#: CUDA source name -> the CPU library with the same entry points.
-CPU_LIBRARY = {
-    "focal_loss": "focal_loss",
-    "nms": "nms",
-    "roi_align": "roi",
-    "deform_conv": "deform_conv",
-}
 
 _DTYPE_NAMES = {
     torch.float32: b"float32",
@@ -121,7 +114,7 @@ def build(device: str, workdir: Path) -> Dict[str, Kernels]:
             print(f"built {target.name} in {time.perf_counter() - t0:.1f} s", flush=True)
             out[name] = Kernels(str(target), device)
         else:
-            found = sorted(glob.glob(str(OPS / f"_{CPU_LIBRARY[name]}_cpu*.so")))
+            found = sorted(glob.glob(str(OPS / f"_{name}_cpu*.so")))
             if not found:
                 raise SystemExit(f"no CPU build of {name}: run setup.py build_ext --inplace")
             out[name] = Kernels(found[0], device)
@@ -307,6 +300,38 @@ def _random_rois(k: int, n: int, h: int, w: int, gen: torch.Generator) -> torch.
     return r
 
 
+def _check_roi_align_half(k, rep, tag, x, rois, dy, size, scale, ratio, aligned, p) -> None:
+    """float16 as the front door runs it on GPU (float32 arithmetic, rounded once), against
+    torchvision under ``torch.autocast``, which runs ``roi_align`` in float32 the same way. The
+    detail also gives the distance to torchvision's native float16 CUDA kernel (its coordinates
+    rounded to float16 at each step)."""
+    xh, rh, dyh = x.half(), rois.half(), dy.half()
+    xa = xh.clone().requires_grad_()
+    with torch.autocast("cuda", dtype=torch.float16):
+        want = torchvision.ops.roi_align(xa, rh, size, scale, ratio, aligned)
+    (want_dx,) = torch.autograd.grad(want, xa, dyh)
+    xn = xh.clone().requires_grad_()
+    native = torchvision.ops.roi_align(xn, rh, size, scale, ratio, aligned)
+    (native_dx,) = torch.autograd.grad(native, xn, dyh)
+    y = torch.empty(want.shape, dtype=torch.float32, device=x.device)
+    dx = torch.empty_like(x)
+    carrier = torch.empty(size, dtype=torch.int8, device=x.device)
+    k("RoIAlign", xh.float(), rh.float(), carrier, p, y)
+    k("RoIAlignGrad", dyh.float(), rh.float(), x, carrier, p, dx)
+    for name, got, ref, nat in (("fwd", y, want, native), ("dx", dx, want_dx, native_dx)):
+        ref = ref.detach()
+        far = float((got.half().float() - nat.detach().float()).abs().max())
+        # one float16 rounding of float32 results that may differ in their last bits
+        atol = 1e-3 * float(ref.abs().max().clamp(min=1))
+        rep.close(
+            f"{tag} float16 {name} vs autocast (native float16 kernel: {far:.3g} away)",
+            got.half(),
+            ref,
+            1e-3,
+            atol,
+        )
+
+
 def check_roi_align(k: Kernels, dev: str, rep: Report, gen: torch.Generator) -> None:
     cases = [
         ((2, 8, 32, 40), (7, 7), 1.0, 2, False),
@@ -341,6 +366,8 @@ def check_roi_align(k: Kernels, dev: str, rep: Report, gen: torch.Generator) -> 
             )
             rep.close(f"{tag} fwd", y, want, *_scaled_atol(dtype, want))
             rep.close(f"{tag} dx", dx, want_dx, *_scaled_atol(dtype, want_dx))
+            if dtype == torch.float32 and dev == "cuda":
+                _check_roi_align_half(k, rep, tag, x, rois, dy, size, scale, ratio, aligned, p)
 
 
 # ------------------------------------------------------------------------------ deform_conv
@@ -512,7 +539,7 @@ def bench(
     y = torch.empty((512, 256, 7, 7), device=dev)
     dy = torch.randn(y.shape, generator=gen).to(dev)
     dfeat = torch.empty_like(feat)
-    kr = kernels["roi_align"]
+    kr = kernels["roi"]
     out["roi_align fwd (2x256x100x136, 512 RoIs)"] = paired(
         lambda: kr("RoIAlign", feat, rois, carrier, p, y),
         lambda: torchvision.ops.roi_align(feat, rois, (7, 7), 0.125, 2, True),
@@ -535,6 +562,15 @@ def bench(
     kd = kernels["deform_conv"]
     out["deform_conv2d fwd (2x256x50x68, 3x3, mask)"] = paired(
         lambda: _deform(kd, xd, off, msk, wd, None, (1, 1), (1, 1), (1, 1), 1)[0],
+        lambda: torchvision.ops.deform_conv2d(xd, off, wd, None, (1, 1), (1, 1), (1, 1), msk),
+        dev,
+        reps=5,
+    )
+    geom = torch.tensor([3, 3, 1, 1, 1, 1, 1, 1, 1, 1], dtype=torch.int64, device=dev)
+    carrier3 = torch.empty((3, 3), dtype=torch.int8, device=dev)
+    cols = torch.empty((2, 256 * 9, 50 * 68), device=dev)
+    out["deform_conv2d: our im2col alone vs torchvision's whole op"] = paired(
+        lambda: kd("DeformIm2Col", xd, off, msk, geom, carrier3, cols),
         lambda: torchvision.ops.deform_conv2d(xd, off, wd, None, (1, 1), (1, 1), (1, 1), msk),
         dev,
         reps=5,
@@ -591,7 +627,7 @@ def main(argv: Sequence[str] = ()) -> int:
         checks = {
             "focal": (check_focal, "focal_loss"),
             "nms": (check_nms, "nms"),
-            "roi_align": (check_roi_align, "roi_align"),
+            "roi_align": (check_roi_align, "roi"),
             "deform_conv": (check_deform_conv, "deform_conv"),
         }
         only = [s for s in args.only.split(",") if s] or list(checks)

@@ -368,6 +368,8 @@ class KernelLibrary:
         entries: its entry points.
         self_check: ``check(kernels)`` run by :meth:`probe`: computes known values with
             ``kernels`` (entry name -> primitive) and raises if they are wrong.
+        cuda_entries: the entry names the CUDA source implements, where it has fewer than the
+            C++ one (None: all of them); the GPU's kernels and self-check have only these.
     """
 
     def __init__(
@@ -375,10 +377,15 @@ class KernelLibrary:
         name: str,
         entries: Sequence[Entry],
         self_check: Callable[[Dict[str, Any]], None],
+        cuda_entries: Optional[Sequence[str]] = None,
     ) -> None:
         self.name = name
         self.entries = tuple(entries)
         self.self_check = self_check
+        unknown = set(cuda_entries or ()) - {e.name for e in self.entries}
+        if unknown:
+            raise ValueError(f"cuda_entries names no entry of {name!r}: {sorted(unknown)}")
+        self.cuda_entries = None if cuda_entries is None else tuple(cuda_entries)
         #: device -> entry name -> primitive.
         self.kernels: Dict[str, Dict[str, Any]] = {}
         self._tables: Dict[str, Dict[str, Any]] = {}
@@ -388,7 +395,7 @@ class KernelLibrary:
         if entry not in {e.name for e in self.entries}:
             raise KeyError(f"{self.name} has no entry point {entry!r}")
         table = self._tables.setdefault(entry, {})
-        table.update({d: ops_[entry] for d, ops_ in self.kernels.items()})
+        table.update({d: ops_[entry] for d, ops_ in self.kernels.items() if entry in ops_})
         return table
 
     def ops(self, device: str) -> Dict[str, Any]:
@@ -400,9 +407,13 @@ class KernelLibrary:
         """
         if device not in self.kernels:
             path = kernel_path(self.name, device)
-            built = {e.name: e.build(path, device) for e in self.entries}
+            entries = self.entries
+            if device == "GPU" and self.cuda_entries is not None:
+                entries = tuple(e for e in entries if e.name in self.cuda_entries)
+            built = {e.name: e.build(path, device) for e in entries}
             for entry, table in self._tables.items():
-                table[device] = built[entry]
+                if entry in built:
+                    table[device] = built[entry]
             self.kernels[device] = built
         return self.kernels[device]
 

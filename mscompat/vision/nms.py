@@ -15,7 +15,7 @@ Dispatched (``vision.nms``, ``vision.batched_nms``):
 * ``aot``: ``custom_ops/cpu/nms_kernel.cc``: torchvision's sort and arithmetic, blocked so the
   IoU pass is branch-free, vectorised and threaded; float32/float64. On GPU
   ``custom_ops/cuda/nms_kernel.cu`` (a suppression bitmask, as torchvision's CUDA kernel, with
-  the CPU's order and arithmetic; built where nvcc is found, not yet run on a GPU).
+  the CPU's order and arithmetic; built where nvcc is found; ``tools/check_cuda.py``).
 * ``composite``: MindSpore ops: the IoU matrix, then the suppression as a fixed point
   (``keep[j] = no kept i before j with IoU > threshold``, iterated until it stops changing, which
   is the sequential sweep's result). Exact, except the order of equal scores among the kept
@@ -101,8 +101,8 @@ LIBRARY = KernelLibrary(
     _self_check,
 )
 KERNELS = LIBRARY.kernels
-#: The CUDA kernels (cuda/nms_kernel.cu) have not run on a GPU yet: the probe's self-check
-#: decides there, and a failure leaves the composite.
+#: On GPU the probe's self-check decides too (a failure leaves the composite): the CUDA kernels
+#: are checked without MindSpore (tools/check_cuda.py), their MindSpore binding is not.
 _DEVICES = ("CPU", "GPU")
 
 

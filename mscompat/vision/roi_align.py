@@ -11,6 +11,10 @@ Backends of ``vision.roi_align``:
 * ``aot`` (CPU): ``custom_ops/cpu/roi_kernel.cc``, torchvision's CPU kernel (its arithmetic and
   order of accumulation, forward and backward; float16 rounded per operation as ``c10::Half``),
   threads over RoIs (forward) and channels (backward).
+* ``aot`` (GPU): ``custom_ops/cuda/roi_kernel.cu``, torchvision's CUDA scheme (a thread per
+  output element; the backward adds with ``atomicAdd``, so the last bits of a gradient vary
+  from run to run, as torchvision's do); float16 computed in float32 and rounded once.
+  Checked on an H100 against torchvision's CUDA op (``tools/check_cuda.py``).
 * ``composite``: MindSpore ops (gathers of the four corners and the bilinear weights, the
   samples added in torchvision's order), for ``sampling_ratio > 0`` only: the adaptive grid's
   size depends on the box values, which a static graph cannot have.
@@ -45,7 +49,11 @@ OutputSize = Union[int, Tuple[int, int]]
 # ----------------------------------------------------------------------------- backends
 
 
-@_roi_kernels.LIBRARY.backend("vision.roi_align", "C++ port of torchvision's CPU kernel")
+@_roi_kernels.LIBRARY.backend(
+    "vision.roi_align",
+    "torchvision's CPU kernel in C++; on GPU its CUDA scheme (atomicAdd backward)",
+    devices=("CPU", "GPU"),
+)
 def _roi_align_aot(
     x: Tensor,
     rois: Tensor,

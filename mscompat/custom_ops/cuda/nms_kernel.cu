@@ -14,7 +14,7 @@
 // rounded intrinsics (no fused multiply-add). The host then sweeps the mask in order.
 // The mask takes n * ceil(n / 64) * 8 bytes (3 MB for 5,000 boxes).
 //
-// Not run on a GPU yet: none was available when it was written (it compiles with nvcc).
+// Checked against torchvision's nms/batched_nms on an H100 by tools/check_cuda.py.
 
 #include <cuda_runtime.h>
 

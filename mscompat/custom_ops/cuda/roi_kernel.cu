@@ -7,8 +7,9 @@
 // front door runs float16 in float32 with p[2] = 1, which this kernel ignores: float32
 // arithmetic). p lives in device memory: [sampling_ratio, aligned, half, spatial_scale bits].
 //
-// Built by setup.py when nvcc is present. Not registered as a backend yet: it has not been run
-// on a GPU (none was available when it was written); see docs/api/vision_roi.rst.
+// Built by setup.py when nvcc is present, as the GPU half of the "roi" library (the other RoI
+// ops have no CUDA kernel: KernelLibrary's cuda_entries). tools/check_cuda.py runs it against
+// torchvision's CUDA roi_align.
 
 #include <cuda_runtime.h>
 
