@@ -172,6 +172,29 @@ def test_alpha_dropout_keeps_mean_and_variance():
     np.testing.assert_array_equal(L.alpha_dropout(x, 0.2).asnumpy(), x.asnumpy())
 
 
+@pytest.mark.parametrize("fn", [L.alpha_dropout, L.feature_alpha_dropout])
+def test_alpha_dropout_keeps_or_saturates_each_value_and_its_gradient(fn):
+    # PyTorch's formula (ATen's _dropout_impl): kept a * x + alpha' a p, dropped alpha' a (p - 1);
+    # the gradient a where kept, 0 where dropped; checked on one call's output and gradient.
+    ms.set_seed(5)
+    p, alpha = 0.3, 1.7580993408473766
+    a = _alpha_a(p)
+    x = ms.Tensor(np.random.default_rng(0).normal(size=(6, 40, 5)))
+
+    def loss(t):
+        y = fn(t, p, training=True)
+        return y.sum(), y
+
+    (_, y), grad = ms.value_and_grad(loss, has_aux=True)(x)
+    y, grad, xs = y.asnumpy(), grad.asnumpy(), x.asnumpy()
+    kept = np.isclose(y, a * xs + alpha * a * p, rtol=1e-12, atol=1e-12)
+    assert np.all(kept | np.isclose(y, alpha * a * (p - 1), rtol=1e-12, atol=1e-12))
+    np.testing.assert_allclose(grad, np.where(kept, a, 0.0), rtol=1e-12)
+    assert 0.2 < 1 - kept.mean() < 0.4
+    if fn is L.feature_alpha_dropout:  # one decision per (N, C)
+        assert np.all(kept.all(axis=2) | ~kept.any(axis=2))
+
+
 def _alpha_a(p):
     return 1 / math.sqrt((1.7580993408473766**2 * p + 1) * (1 - p))
 

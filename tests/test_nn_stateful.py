@@ -74,3 +74,24 @@ def test_fractional_max_pool_draws_valid_windows():
     flat = x.asnumpy().reshape(2, 3, -1)
     picked = np.take_along_axis(flat, indices.asnumpy().reshape(2, 3, -1), 2)
     np.testing.assert_array_equal(picked.reshape(values.shape), values.asnumpy())
+
+    # each plane's windows are PyTorch's for some samples u in [0, 1): one u per distinct
+    # sequence of window starts, tried in PyTorch (its sample order is W, H)
+    def candidates(length, kernel, out):
+        alpha = (length - kernel) / (out - 1)
+        seqs = {}
+        for u in (np.arange(2048) + 0.5) / 2048:
+            seqs.setdefault(tuple(int((i + u) * alpha) - int(u * alpha) for i in range(out)), u)
+        return list(seqs.values())
+
+    matched = np.zeros((2, 3), bool)
+    xt = torch.from_numpy(x.asnumpy())
+    for u_h in candidates(9, 2, 4):
+        for u_w in candidates(8, 2, 5):
+            u = torch.tensor([u_w, u_h], dtype=torch.float32).expand(2, 3, 2).contiguous()
+            want, want_idx = torch.nn.functional.fractional_max_pool2d(
+                xt, 2, (4, 5), return_indices=True, _random_samples=u
+            )
+            same = (want.numpy() == values.asnumpy()) & (want_idx.numpy() == indices.asnumpy())
+            matched |= same.reshape(2, 3, -1).all(-1)
+    assert matched.all()

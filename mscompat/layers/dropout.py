@@ -77,12 +77,12 @@ def _run(input: Any, p: Any, training: Any, inplace: Any, feature: bool, alpha: 
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     check_bool(training, "training")
     check_bool(inplace, "inplace")
+    if not training or p == 0 or x.size == 0:
+        return x  # before the rank check: PyTorch returns such an input of any rank as it is
     if feature and x.ndim < 2:
         raise ValueError(
             f"feature (channel) dropout needs an input of at least 2 dims, but got {x.ndim}"
         )
-    if not training or p == 0 or x.size == 0:
-        return x
     return call("layers.dropout", x, p, feature, alpha)
 
 

@@ -121,6 +121,9 @@ def _dropout_samples(name: str) -> Any:
         yield SampleInput((x,), {"p": 0.0, "training": True}, name="p=0: identity")
         yield SampleInput((x,), {"p": 1.0, "training": True}, name="p=1: x * 0 (NaN stays)")
         yield SampleInput((x[:0],), {"p": 0.5, "training": True}, name="empty")
+        if name == "feature_alpha_dropout":  # any rank when nothing is dropped, as PyTorch
+            for low in (x[0, 0, 0], np.asarray(x[0, 0, 0, 0])):
+                yield SampleInput((low,), {"training": False}, name=f"{low.ndim}-D, not training")
 
     samples.__name__ = f"{name}_samples"
     return samples
@@ -133,6 +136,12 @@ def _dropout_errors(name: str) -> Any:
         yield ErrorInput(SampleInput((x,), {"training": 1}), TypeError, "training must be a bool")
         if name == "dropout1d":
             yield ErrorInput(SampleInput((x[0, 0],)), ValueError, "expected a 2-D or 3-D input")
+        if name == "feature_alpha_dropout":
+            yield ErrorInput(
+                SampleInput((x[0, 0],), {"training": True}),
+                ValueError,
+                "at least 2 dims, but got 1",
+            )
 
     return errors
 
