@@ -163,9 +163,9 @@ def rd(x: Tensor, dtype: Any) -> Tensor:
 def bce_logits_mixed(x: Tensor, t: Tensor, pos_weight: Optional[Tensor] = None) -> Tensor:
     """``F.binary_cross_entropy_with_logits(x, t, pos_weight=pos_weight, reduction='none')``
     for any float dtypes of ``x``/``t``/``pos_weight``, as ATen computes it: ``(1 - t)
-    .mul_(x).sub_(log_weight.mul_(log_sigmoid(x)))``, so the result has ``t``'s dtype (in-place
+    .mul_(x).sub_(log_sigmoid(x).mul_(log_weight))``, so the result has ``t``'s dtype (in-place
     ops keep their left operand's dtype: a float32 target makes a float32 loss, whatever the
-    logits' dtype)."""
+    logits' dtype) and the weighted log-sigmoid is rounded to the logits' dtype."""
     dtypes = [x.dtype, t.dtype] + ([] if pos_weight is None else [pos_weight.dtype])
     cd = compute_dtype(*dtypes)
     td = t.dtype
@@ -176,7 +176,7 @@ def bce_logits_mixed(x: Tensor, t: Tensor, pos_weight: Optional[Tensor] = None) 
         pd = pos_weight.dtype
         lw_dtype = _promote(pd, td)
         lw = rd(rd(rd(pos_weight.astype(cd) - 1, pd) * tc, lw_dtype) + 1, lw_dtype)
-        ls = rd(lw * ls, lw_dtype)
+        ls = rd(lw * ls, x.dtype)
     return rd(a - ls, td).astype(td)
 
 

@@ -94,6 +94,9 @@ def bce_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
     cw = rng.uniform(0.5, 2, size=c).astype(dtype)
     yield SampleInput((x, y), name="index labels, background, ignore")
     yield SampleInput((x, y, w), {"avg_non_ignore": True}, name="index avg_non_ignore, weight")
+    # float16 logits with the float32 one-hot labels: ATen rounds the weighted log-sigmoid to
+    # float16 (an in-place mul_), the rest of the loss is float32
+    yield SampleInput((x, y), {"class_weight": cw, "reduction": "none"}, name="index class_weight")
     yield SampleInput((x, soft), {"reduction": "sum"}, name="soft targets, ignored")
     yield SampleInput(
         (x, soft, rng.uniform(size=(n, c)).astype(dtype)),
