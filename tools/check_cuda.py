@@ -18,15 +18,16 @@ Checked, float32 and float64, forward and backward:
   against ``torchvision.ops.deform_conv2d`` on CUDA: output and the gradients of the input,
   offset, mask and weight.
 
-``--bench`` times each kernel beside the torch op on the same input (CUDA events, alternating
-blocks, medians of per-block medians; ratios as min/median/max over blocks).
+``--large`` adds the benchmark-sized inputs (float32). ``--bench`` times each kernel beside the
+torch op on the same input (CUDA events, alternating blocks, medians of per-block medians;
+ratios as min/median/max over blocks).
 
 ``--device cpu`` runs the same checks on the CPU kernels (``_<name>_cpu*.so`` built in place)
 with host pointers: it tests this harness where no GPU is.
 
 Usage::
 
-    python tools/check_cuda.py [--device cuda|cpu] [--bench] [--out DIR]
+    python tools/check_cuda.py [--device cuda|cpu] [--large] [--bench] [--out DIR]
 """
 
 from __future__ import annotations
@@ -491,6 +492,65 @@ def paired(
     }
 
 
+def check_large(kernels: Dict[str, Kernels], dev: str, rep: Report, gen: torch.Generator) -> None:
+    """The benchmark-sized inputs (grid-stride loops, many blocks, a 20,000-box mask), float32."""
+    f32 = torch.float32
+    mmdet = _reference_module("mmdet")
+    x = torch.randn(100_000, 80, generator=gen)
+    t = (torch.rand(100_000, 80, generator=gen) < 0.01).float()
+    xr, tr = x.clone().requires_grad_(), t.clone().requires_grad_()
+    want = mmdet.py_sigmoid_focal_loss(xr, tr, gamma=2.0, alpha=0.25, reduction="none")
+    g = torch.randn(want.shape, generator=gen)
+    want_dx, want_dt = torch.autograd.grad(want, (xr, tr), g)
+    xd, td, gd = x.to(dev), t.to(dev), g.to(dev)
+    coef = torch.tensor([2.0, 0.25], device=dev)
+    loss, dx, dt = torch.empty_like(xd), torch.empty_like(xd), torch.empty_like(xd)
+    kernels["focal_loss"]("FocalLossForward", xd, td, coef, loss)
+    kernels["focal_loss"]("FocalLossBackward", xd, td, coef, gd, dx, dt)
+    for name, got, ref in (("loss", loss, want), ("dpred", dx, want_dx), ("dtarget", dt, want_dt)):
+        rep.close(f"large focal 100000x80 {name}", got, ref, *_scaled_atol(f32, ref))
+    for n in (20_000,):
+        boxes = _random_boxes(n, gen, f32) * 4
+        scores = torch.rand(n, generator=gen)
+        for thr in (0.5, 0.7):
+            want = torchvision.ops.nms(boxes, scores, thr).tolist()
+            rep.equal(
+                f"large nms n={n} iou>{thr}",
+                _run_nms(kernels["nms"], dev, boxes, scores, thr),
+                want,
+            )
+    feat = torch.randn(2, 256, 100, 136, generator=gen).to(dev)
+    rois = _random_rois(512, 2, 800, 1088, gen).float().to(dev)
+    fr = feat.clone().requires_grad_()
+    want = torchvision.ops.roi_align(fr, rois, (7, 7), 0.125, 2, True)
+    dy = torch.randn(want.shape, generator=gen).to(dev)
+    (want_dx,) = torch.autograd.grad(want, fr, dy)
+    p = torch.tensor([2, 1, 0, int(np.array([0.125], np.float64).view(np.int64)[0])], device=dev)
+    carrier = torch.empty((7, 7), dtype=torch.int8, device=dev)
+    y, dfeat = torch.empty_like(want), torch.empty_like(feat)
+    kernels["roi"]("RoIAlign", feat, rois, carrier, p, y)
+    kernels["roi"]("RoIAlignGrad", dy, rois, feat, carrier, p, dfeat)
+    rep.close("large roi_align 2x256x100x136 512 RoIs fwd", y, want, *_scaled_atol(f32, want))
+    rep.close("large roi_align dx", dfeat, want_dx, *_scaled_atol(f32, want_dx))
+    xd = torch.randn(2, 64, 50, 68, generator=gen).to(dev)
+    wd = (torch.randn(64, 64, 3, 3, generator=gen) * 0.05).to(dev)
+    off = (torch.randn(2, 18, 50, 68, generator=gen) * 2).to(dev)
+    msk = torch.rand(2, 9, 50, 68, generator=gen).to(dev)
+    leaves = [v.clone().requires_grad_() for v in (xd, off, wd, msk)]
+    want = torchvision.ops.deform_conv2d(
+        leaves[0], leaves[1], leaves[2], None, (1, 1), (1, 1), (1, 1), leaves[3]
+    )
+    do = torch.randn(want.shape, generator=gen).to(dev)
+    wants = torch.autograd.grad(want, leaves, do)
+    got, backward = _deform(
+        kernels["deform_conv"], xd, off, msk, wd, None, (1, 1), (1, 1), (1, 1), 1
+    )
+    dxd, doff, dm, dw = backward(do)
+    rep.close("large deform_conv2d 2x64x50x68 out", got, want, *_scaled_atol(f32, want))
+    for name, a, b in zip(("dx", "doffset", "dweight", "dmask"), (dxd, doff, dw, dm), wants):
+        rep.close(f"large deform_conv2d {name}", a, b, *_scaled_atol(f32, b))
+
+
 def bench(
     kernels: Dict[str, Kernels], dev: str, gen: torch.Generator
 ) -> Dict[str, Dict[str, float]]:
@@ -597,6 +657,7 @@ def main(argv: Sequence[str] = ()) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
     parser.add_argument("--bench", action="store_true")
+    parser.add_argument("--large", action="store_true", help="also the benchmark-sized inputs")
     parser.add_argument("--out", type=Path, default=None, help="write report.json here")
     parser.add_argument(
         "--only", default="", help="comma-separated: focal,nms,roi_align,deform_conv"
@@ -634,6 +695,8 @@ def main(argv: Sequence[str] = ()) -> int:
         for name in only:
             fn, lib = checks[name]
             fn(kernels[lib], dev, rep, gen)
+        if args.large:
+            check_large(kernels, dev, rep, gen)
         timings = bench(kernels, dev, gen) if args.bench else {}
     for name, row in timings.items():
         print(
