@@ -165,19 +165,40 @@ def bce_logits_mixed(x: Tensor, t: Tensor, pos_weight: Optional[Tensor] = None) 
     for any float dtypes of ``x``/``t``/``pos_weight``, as ATen computes it: ``(1 - t)
     .mul_(x).sub_(log_sigmoid(x).mul_(log_weight))``, so the result has ``t``'s dtype (in-place
     ops keep their left operand's dtype: a float32 target makes a float32 loss, whatever the
-    logits' dtype) and the weighted log-sigmoid is rounded to the logits' dtype."""
+    logits' dtype) and the weighted log-sigmoid is rounded to the logits' dtype.
+
+    The gradients are ATen's own backward formulas, not the derivative of those ops (the value
+    goes through a first-order straight-through form, as :func:`bce_prob`):
+    ``d/dx = sigmoid(x) - t``, with ``pos_weight`` ``((p_w t + 1) - t) sigmoid(x) - p_w t``,
+    and ``d/dt = -x``, with ``pos_weight`` ``log_sigmoid(-x) - p_w log_sigmoid(x)``, each
+    rounded where ATen's in-place ops round. Differentiating the ops above instead overflows
+    float16 where ATen's does not (a float32 cotangent of 1/eps cast to float16 on its way
+    through the float16 log-sigmoid)."""
     dtypes = [x.dtype, t.dtype] + ([] if pos_weight is None else [pos_weight.dtype])
     cd = compute_dtype(*dtypes)
-    td = t.dtype
+    td, xd = t.dtype, x.dtype
     xc, tc = x.astype(cd), t.astype(cd)
     a = rd(rd(1 - tc, td) * xc, td)
-    ls = rd(log_sigmoid(xc), x.dtype)
-    if pos_weight is not None:
+    ls = rd(log_sigmoid(xc), xd)
+    sig = rd(ops.sigmoid(xc), xd)
+    if pos_weight is None:
+        d_x = rd(sig - tc, xd)  # input.sigmoid().sub_(target)
+        d_t = -xc
+    else:
         pd = pos_weight.dtype
         lw_dtype = _promote(pd, td)
-        lw = rd(rd(rd(pos_weight.astype(cd) - 1, pd) * tc, lw_dtype) + 1, lw_dtype)
-        ls = rd(lw * ls, x.dtype)
-    return rd(a - ls, td).astype(td)
+        pw = pos_weight.astype(cd)
+        lw = rd(rd(rd(pw - 1, pd) * tc, lw_dtype) + 1, lw_dtype)
+        ls = rd(lw * ls, xd)
+        tw = rd(pw * tc, lw_dtype)  # t = pos_weight.mul(target)
+        d_x = rd(rd(rd(rd(tw + 1, lw_dtype) - tc, lw_dtype) * sig, lw_dtype) - tw, lw_dtype)
+        d_t = rd(rd(log_sigmoid(-xc), xd) - rd(rd(log_sigmoid(xc), xd) * pw, xd), xd)
+    value = rd(a - ls, td)
+    return (
+        ops.stop_gradient(value)
+        + (xc - ops.stop_gradient(xc)) * ops.stop_gradient(d_x)
+        + (tc - ops.stop_gradient(tc)) * ops.stop_gradient(d_t)
+    ).astype(td)
 
 
 def log_softmax(x: Tensor, axis: int = 1) -> Tensor:
