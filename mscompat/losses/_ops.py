@@ -60,13 +60,31 @@ def log_sigmoid(x: Tensor) -> Tensor:
 
 def bce_logits(x: Tensor, t: Tensor, half: bool, pos_weight: Optional[Tensor] = None) -> Tensor:
     """``F.binary_cross_entropy_with_logits(x, t, pos_weight, reduction='none')`` on widened
-    ``x``/``t``: ``(1 - t) x - (1 + (p_w - 1) t) log sigmoid(x)``, finite at +-1e4."""
+    ``x``/``t``: ``(1 - t) x - (1 + (p_w - 1) t) log sigmoid(x)``, finite at +-1e4. The
+    gradients are ATen's backward formulas (see :func:`bce_logits_mixed`), each float16 step
+    rounded as ATen's in-place ops round."""
     one_minus_t = rnd(1 - t, half)
     ls = rnd(log_sigmoid(x), half)
+    sig = rnd(ops.sigmoid(x), half)
     if pos_weight is not None:
         lw = rnd(rnd((pos_weight - 1) * t, half) + 1, half)
         ls = rnd(lw * ls, half)
-    return rnd(rnd(one_minus_t * x, half) - ls, half)
+        tw = rnd(pos_weight * t, half)
+        d_x = rnd(rnd(rnd(rnd(tw + 1, half) - t, half) * sig, half) - tw, half)
+        d_t = rnd(
+            rnd(log_sigmoid(-x), half) - rnd(rnd(log_sigmoid(x), half) * pos_weight, half), half
+        )
+    else:
+        d_x = rnd(sig - t, half)
+        d_t = -x
+    value = rnd(rnd(one_minus_t * x, half) - ls, half)
+    # rnd: each gradient rounded to float16 before autograd adds it to the input's others, as
+    # PyTorch adds float16 gradients (an overflow to inf, then inf - inf = NaN, included)
+    return (
+        ops.stop_gradient(value)
+        + (rnd(x, half) - ops.stop_gradient(x)) * ops.stop_gradient(d_x)
+        + (rnd(t, half) - ops.stop_gradient(t)) * ops.stop_gradient(d_t)
+    )
 
 
 def bce_prob(p: Tensor, t: Tensor, half: bool) -> Tensor:

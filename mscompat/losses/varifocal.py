@@ -37,7 +37,8 @@ def _vfl_elementwise(
     neg = (t <= 0).astype(x.dtype)
     diff = _ops.rnd(ops.abs(_ops.rnd(p - t, half)), half)
     modulated = _ops.rnd(scalar_like(alpha, x) * _ops.rnd(_ops.power(diff, gamma), half), half)
-    focal_weight = (t * pos if iou_weighted else pos) + modulated * neg
+    # rnd(t): the float16 target's gradient from this float32 product is rounded on its own
+    focal_weight = (_ops.rnd(t, half) * pos if iou_weighted else pos) + modulated * neg
     bce = _ops.rnd(_ops.bce_logits(x, t, half), half)
     return (bce * focal_weight).astype(out)
 

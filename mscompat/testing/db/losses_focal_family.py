@@ -131,6 +131,10 @@ def vfl_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
         {"iou_weighted": False, "reduction": "none"},
         name="not iou_weighted",
     )
+    if dtype == "float16":
+        # the mean over float32's eps: float16 gradients overflow, inf and NaN where PyTorch's
+        # are (in float32 the 8e6 scale shows only the target gradient's cancellation)
+        yield SampleInput((x, t), {"avg_factor": 0.0}, name="avg_factor 0")
     yield SampleInput((_extreme(rng, (N, C), dtype), t), {"reduction": "sum"}, name="+-1e4")
     yield SampleInput((np.zeros((0, C), dtype), np.zeros((0, C), dtype)), name="empty")
 
@@ -217,6 +221,7 @@ def qfl_samples(dtype: str, rng: np.random.Generator) -> Iterator[SampleInput]:
     w = rng.uniform(size=N).astype(dtype)
     yield SampleInput((x, y, s), name="defaults")
     yield SampleInput((x, y, s, w), {"reduction": "none", "beta": 1.5}, name="weight beta 1.5")
+    yield SampleInput((x, y, s), {"avg_factor": 0.0}, name="avg_factor 0 (float16 overflows)")
     yield SampleInput((_prob(rng, (N, C), dtype), y, s), {"activated": True}, name="with_prob")
     yield SampleInput((_extreme(rng, (N, C), dtype), y, s), {"reduction": "sum"}, name="+-1e4")
     yield SampleInput((x, np.full(N, C), s), {"avg_factor": 0.0}, name="no positives")
@@ -429,7 +434,7 @@ OPS: List[OpInfo] = [
         "varifocal_loss",
         varifocal_loss,
         "varifocal_loss",
-        every_dtype_first(vfl_samples, 2),
+        every_dtype_first(vfl_samples, 3),
         vfl_errors,
         grad_argnums=(0, 1),
         bench_input=_bench(vfl_bench),
@@ -451,7 +456,7 @@ OPS: List[OpInfo] = [
         "quality_focal_loss",
         _qfl,
         "qfl_pair",
-        every_dtype_first(qfl_samples, 2),
+        every_dtype_first(qfl_samples, 3),
         qfl_errors,
         bench_input=_bench(qfl_bench),
         more_apis=("mmdet.models.losses.gfocal_loss.quality_focal_loss",),
