@@ -236,8 +236,14 @@ def check_focal(k: Kernels, dev: str, rep: Report, gen: torch.Generator) -> None
 # ------------------------------------------------------------------------------ nms
 
 
-def _threshold_bits(threshold: float) -> int:
-    return int(np.array(threshold, np.float64).view(np.int64))
+def _bits(value: float) -> int:
+    """A float64's bit pattern as an int64: how the kernels take a threshold or a scale."""
+    return int(np.array(value, np.float64).view(np.int64))
+
+
+def _roi_params(ratio: int, aligned: bool, scale: float, dev: str) -> torch.Tensor:
+    """RoIAlign's ``p``: [sampling_ratio, aligned, half, spatial_scale's bits]."""
+    return torch.tensor([ratio, int(aligned), 0, _bits(scale)], dtype=torch.int64, device=dev)
 
 
 def _random_boxes(n: int, gen: torch.Generator, dtype: torch.dtype) -> torch.Tensor:
@@ -255,7 +261,7 @@ def _run_nms(
     k: Kernels, dev: str, boxes: torch.Tensor, scores: torch.Tensor, thr: float, idxs=None
 ) -> List[int]:
     n = boxes.shape[0]
-    p = torch.tensor([_threshold_bits(thr)], dtype=torch.int64, device=dev)
+    p = torch.tensor([_bits(thr)], dtype=torch.int64, device=dev)
     keep = torch.empty(n, dtype=torch.int64, device=dev)
     count = torch.empty(1, dtype=torch.int64, device=dev)
     bd, sd = boxes.to(dev), scores.to(dev)
@@ -351,11 +357,7 @@ def check_roi_align(k: Kernels, dev: str, rep: Report, gen: torch.Generator) -> 
             want = torchvision.ops.roi_align(xr, rois, size, scale, ratio, aligned)
             dy = torch.randn(want.shape, generator=gen, dtype=torch.float64).to(dev, dtype)
             (want_dx,) = torch.autograd.grad(want, xr, dy)
-            p = torch.tensor(
-                [ratio, int(aligned), 0, int(np.array([scale], np.float64).view(np.int64)[0])],
-                dtype=torch.int64,
-                device=dev,
-            )
+            p = _roi_params(ratio, aligned, scale, dev)
             carrier = torch.empty(size, dtype=torch.int8, device=dev)
             y = torch.empty_like(want)
             k("RoIAlign", x, rois, carrier, p, y)
@@ -525,7 +527,7 @@ def check_large(kernels: Dict[str, Kernels], dev: str, rep: Report, gen: torch.G
     want = torchvision.ops.roi_align(fr, rois, (7, 7), 0.125, 2, True)
     dy = torch.randn(want.shape, generator=gen).to(dev)
     (want_dx,) = torch.autograd.grad(want, fr, dy)
-    p = torch.tensor([2, 1, 0, int(np.array([0.125], np.float64).view(np.int64)[0])], device=dev)
+    p = _roi_params(2, True, 0.125, dev)
     carrier = torch.empty((7, 7), dtype=torch.int8, device=dev)
     y, dfeat = torch.empty_like(want), torch.empty_like(feat)
     kernels["roi"]("RoIAlign", feat, rois, carrier, p, y)
@@ -594,7 +596,7 @@ def bench(
     # roi_align: a Faster R-CNN box head's level (256 channels, 512 RoIs, 7x7, ratio 2).
     feat = torch.randn(2, 256, 100, 136, generator=gen).to(dev)
     rois = _random_rois(512, 2, 800, 1088, gen).float().to(dev)
-    p = torch.tensor([2, 1, 0, int(np.array([0.125], np.float64).view(np.int64)[0])], device=dev)
+    p = _roi_params(2, True, 0.125, dev)
     carrier = torch.empty((7, 7), dtype=torch.int8, device=dev)
     y = torch.empty((512, 256, 7, 7), device=dev)
     dy = torch.randn(y.shape, generator=gen).to(dev)

@@ -7,7 +7,7 @@ validate their inputs before calling these.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Optional, Tuple
 
 import mindspore as ms
 from mindspore import Tensor, ops
@@ -58,52 +58,41 @@ def log_sigmoid(x: Tensor) -> Tensor:
     return ops.minimum(x, ops.zeros_like(x)) - ops.log1p(ops.exp(-ops.abs(x)))
 
 
-def bce_logits(x: Tensor, t: Tensor, half: bool, pos_weight: Optional[Tensor] = None) -> Tensor:
-    """``F.binary_cross_entropy_with_logits(x, t, pos_weight, reduction='none')`` on widened
-    ``x``/``t``: ``(1 - t) x - (1 + (p_w - 1) t) log sigmoid(x)``, finite at +-1e4. The
-    gradients are ATen's backward formulas (see :func:`bce_logits_mixed`), each float16 step
-    rounded as ATen's in-place ops round."""
+def with_gradients(value: Tensor, *slopes: Tuple[Tensor, Tensor]) -> Tensor:
+    """``value``, differentiated as ``d value / d v = slope`` for each ``(v, slope)``: a
+    first-order straight-through form, for losses whose gradient is ATen's own backward formula
+    rather than the derivative of the ops that compute the value."""
+    out = ops.stop_gradient(value)
+    for v, slope in slopes:
+        out = out + (v - ops.stop_gradient(v)) * ops.stop_gradient(slope)
+    return out
+
+
+def bce_logits(x: Tensor, t: Tensor, half: bool) -> Tensor:
+    """``F.binary_cross_entropy_with_logits(x, t, reduction='none')`` on widened ``x``/``t``:
+    ``(1 - t) x - log sigmoid(x)``, finite at +-1e4. The gradients are ATen's backward formulas
+    (see :func:`bce_logits_mixed`), each float16 step rounded as ATen's in-place ops round."""
     one_minus_t = rnd(1 - t, half)
     ls = rnd(log_sigmoid(x), half)
-    sig = rnd(ops.sigmoid(x), half)
-    if pos_weight is not None:
-        lw = rnd(rnd((pos_weight - 1) * t, half) + 1, half)
-        ls = rnd(lw * ls, half)
-        tw = rnd(pos_weight * t, half)
-        d_x = rnd(rnd(rnd(rnd(tw + 1, half) - t, half) * sig, half) - tw, half)
-        d_t = rnd(
-            rnd(log_sigmoid(-x), half) - rnd(rnd(log_sigmoid(x), half) * pos_weight, half), half
-        )
-    else:
-        d_x = rnd(sig - t, half)
-        d_t = -x
+    d_x = rnd(rnd(ops.sigmoid(x), half) - t, half)
     value = rnd(rnd(one_minus_t * x, half) - ls, half)
     # rnd: each gradient rounded to float16 before autograd adds it to the input's others, as
     # PyTorch adds float16 gradients (an overflow to inf, then inf - inf = NaN, included)
-    return (
-        ops.stop_gradient(value)
-        + (rnd(x, half) - ops.stop_gradient(x)) * ops.stop_gradient(d_x)
-        + (rnd(t, half) - ops.stop_gradient(t)) * ops.stop_gradient(d_t)
-    )
+    return with_gradients(value, (rnd(x, half), d_x), (rnd(t, half), -x))
 
 
 def bce_prob(p: Tensor, t: Tensor, half: bool) -> Tensor:
     """``F.binary_cross_entropy(p, t, reduction='none')`` on widened inputs: PyTorch clamps
     each log at -100, so p = 0 or 1 gives a finite loss, and ATen's backward is
     ``(p - t) / max((1 - p) p, 1e-12)`` (finite there too): the value is the forward, the
-    gradient ATen's, through a first-order straight-through form."""
+    gradient ATen's, through :func:`with_gradients`."""
     floor = scalar_like(-100.0, p)
     log_p = rnd(ops.maximum(ops.log(p), ops.full_like(p, floor)), half)
     log_q = rnd(ops.maximum(ops.log1p(-p), ops.full_like(p, floor)), half)
     value = rnd(rnd(rnd(t - 1, half) * log_q, half) - rnd(t * log_p, half), half)
     eps = ops.full_like(p, scalar_like(1e-12, p))
-    d_p = ops.stop_gradient((p - t) / ops.maximum((1 - p) * p, eps))
-    d_t = ops.stop_gradient(log_q - log_p)
-    return (
-        ops.stop_gradient(value)
-        + (p - ops.stop_gradient(p)) * d_p
-        + (t - ops.stop_gradient(t)) * d_t
-    )
+    d_p = (p - t) / ops.maximum((1 - p) * p, eps)
+    return with_gradients(value, (p, d_p), (t, log_q - log_p))
 
 
 def kernel_dtype(pred: Any) -> Optional[str]:
@@ -186,7 +175,7 @@ def bce_logits_mixed(x: Tensor, t: Tensor, pos_weight: Optional[Tensor] = None) 
     logits' dtype) and the weighted log-sigmoid is rounded to the logits' dtype.
 
     The gradients are ATen's own backward formulas, not the derivative of those ops (the value
-    goes through a first-order straight-through form, as :func:`bce_prob`):
+    goes through :func:`with_gradients`):
     ``d/dx = sigmoid(x) - t``, with ``pos_weight`` ``((p_w t + 1) - t) sigmoid(x) - p_w t``,
     and ``d/dt = -x``, with ``pos_weight`` ``log_sigmoid(-x) - p_w log_sigmoid(x)``, each
     rounded where ATen's in-place ops round. Differentiating the ops above instead overflows
@@ -211,12 +200,7 @@ def bce_logits_mixed(x: Tensor, t: Tensor, pos_weight: Optional[Tensor] = None) 
         tw = rd(pw * tc, lw_dtype)  # t = pos_weight.mul(target)
         d_x = rd(rd(rd(rd(tw + 1, lw_dtype) - tc, lw_dtype) * sig, lw_dtype) - tw, lw_dtype)
         d_t = rd(rd(log_sigmoid(-xc), xd) - rd(rd(log_sigmoid(xc), xd) * pw, xd), xd)
-    value = rd(a - ls, td)
-    return (
-        ops.stop_gradient(value)
-        + (xc - ops.stop_gradient(xc)) * ops.stop_gradient(d_x)
-        + (tc - ops.stop_gradient(tc)) * ops.stop_gradient(d_t)
-    ).astype(td)
+    return with_gradients(rd(a - ls, td), (xc, d_x), (tc, d_t)).astype(td)
 
 
 def log_softmax(x: Tensor, axis: int = 1) -> Tensor:
