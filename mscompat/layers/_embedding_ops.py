@@ -12,6 +12,7 @@ from mindspore import Tensor, ops
 from mindspore.ops import constexpr
 
 from mscompat.custom_ops.embedding_bag import STATUS_CHECK, STATUS_OFFSETS_END, STATUS_OFFSETS_START
+from mscompat.custom_ops.python_op import python_op
 
 __all__ = [
     "bag_ids",
@@ -157,11 +158,10 @@ def _no_status_grad(status: Tensor, rows: Tensor, out: Tensor, dout: Tensor) -> 
 
 #: :func:`check_status` as an op (a Python function called by the graph, in order after the
 #: kernel through ``ops.depend``).
-_CHECK = ops.Custom(
+_CHECK = python_op(
     check_status,
     out_shape=lambda status, rows: status,
     out_dtype=lambda status, rows: status,
-    func_type="pyfunc",
     bprop=_no_status_grad,
 )
 STATUS_CHECK["op"] = _CHECK
