@@ -11,9 +11,11 @@ import pytest
 import torch
 
 from mscompat.losses import (
+    BoundedIoULoss,
     CIoULoss,
     EIoULoss,
     GIoULoss,
+    L1Loss,
     SmoothL1Loss,
     dice_loss,
     ghmc_loss,
@@ -36,6 +38,28 @@ def test_empty_weight_takes_the_shortcut_in_graph_mode(cls):
     for fn in (run, ms.jit(run)):
         out = fn(empty, empty, empty)
         assert out.shape == () and float(out) == 0.0
+
+
+@pytest.mark.parametrize("cls", [L1Loss, SmoothL1Loss, GIoULoss, BoundedIoULoss])
+def test_zero_weight_comes_before_the_refusals_in_graph_mode(cls):
+    # MMDetection returns `(pred * weight).sum()` for a weight with no positive entry before it
+    # refuses avg_factor with 'sum' (or, for BoundedIoULoss, an (n,) weight of its (n, 4)
+    # loss). A graph used to refuse both when it compiled; it now returns the 0 and refuses a
+    # positive weight when it runs.
+    pred = ms.Tensor(np.array([[0, 0, 2, 2], [1, 1, 3, 4]], np.float32))
+    target = ms.Tensor(np.array([[0, 0, 2, 3], [1, 0, 3, 4]], np.float32))
+    calls = [({"avg_factor": 4.0, "reduction_override": "sum"}, np.zeros((2, 4), np.float32))]
+    if cls is BoundedIoULoss:
+        calls.append(({}, np.zeros(2, np.float32)))
+    for kwargs, zeros in calls:
+
+        def run(p, t, w):
+            return cls()(p, t, w, **kwargs)
+
+        for fn in (run, ms.jit(run)):
+            assert float(fn(pred, target, ms.Tensor(zeros))) == 0.0
+        with pytest.raises(ValueError, match="avg_factor can not be used|dims as the loss"):
+            ms.jit(run)(pred, target, ms.Tensor(zeros + 1))
 
 
 @pytest.mark.parametrize("name", ["EIoULoss", "CIoULoss"])

@@ -14,11 +14,14 @@ from __future__ import annotations
 import ctypes
 import functools
 import threading
-from typing import Any, Callable, Set
+from typing import Any, Callable, List, Set, Tuple
 
-from mindspore import ops
+import mindspore as ms
+import numpy as np
+from mindspore import Tensor, ops
+from mindspore.ops import constexpr
 
-__all__ = ["python_op"]
+__all__ = ["python_op", "value_error_if"]
 
 _KEPT: Set[int] = set()
 _KEPT_LOCK = threading.Lock()
@@ -64,3 +67,46 @@ def python_op(
     return ops.Custom(
         call, out_shape=out_shape, out_dtype=out_dtype, func_type="pyfunc", bprop=bprop
     )
+
+
+#: The messages of :func:`value_error_if`, registered when a graph is compiled.
+_MESSAGES: List[str] = []
+
+
+@constexpr
+def _message_id(message: str) -> Tensor:
+    """``[i]`` (int64), a constant of the graph: ``message`` is ``_MESSAGES[i]``."""
+    if message not in _MESSAGES:
+        _MESSAGES.append(message)
+    return Tensor(np.array([_MESSAGES.index(message)], np.int64))
+
+
+def _raise_if(flag: np.ndarray, which: np.ndarray) -> np.ndarray:
+    if flag.any():
+        raise ValueError(_MESSAGES[int(which[0])])
+    return which
+
+
+def _no_grad(flag: Tensor, which: Tensor, out: Tensor, dout: Tensor) -> Tuple[Tensor, Tensor]:
+    return ops.zeros_like(flag), ops.zeros_like(which)
+
+
+_RAISE_IF = python_op(
+    _raise_if, lambda flag, which: which, lambda flag, which: which, bprop=_no_grad
+)
+
+
+def value_error_if(flag: Tensor, message: str) -> Tensor:
+    """A token that raises ``ValueError(message)`` when the graph runs, if ``flag`` is true;
+    ``ops.depend(x, token)`` orders it before ``x`` is used. For a refusal that depends on the
+    values (PyTorch raises it eagerly), where ``if flag: raise`` would split the graph at a
+    branch. MindSpore 2.10 cannot run that graph again after it raised.
+
+    Args:
+        flag: A boolean 0-d tensor.
+        message: The error's text, a constant of the graph.
+
+    Returns:
+        Tensor[1] (int64): the token.
+    """
+    return _RAISE_IF(flag.astype(ms.int32).reshape((1,)), _message_id(message))

@@ -11,8 +11,16 @@ from mindspore import Tensor, nn, ops
 
 from mscompat._checks import check_float_tensor, check_number, check_reduction, check_tensor
 from mscompat._graph import compiling
+from mscompat.custom_ops.python_op import value_error_if
 from mscompat.losses import _torch_math as tm
-from mscompat.losses.utils import AvgFactor, _check_avg_factor, _promote, _sum, weight_reduce_loss
+from mscompat.losses.utils import (
+    AvgFactor,
+    _check_avg_factor,
+    _promote,
+    _sum,
+    weight_reduce_loss,
+    weight_shape_error,
+)
 
 __all__ = [
     "CELL_SHAPE",
@@ -25,6 +33,9 @@ __all__ = [
     "fill_docs",
     "finish",
     "promoted",
+    "refuse_unless_zero",
+    "static_refusal",
+    "zero_weight_sum",
     "simple",
     "wh",
 ]
@@ -189,18 +200,21 @@ class BoxLoss(nn.Cell):
         """The ``forward`` of MMDetection's IoU-loss modules."""
         reduction = self._reduction(reduction_override)
         pred = check_float_tensor(pred, "pred")
+        shortcut = not (self.zero_unless_none and reduction == "none")
         if weight is not None:
             weight = check_tensor(weight, "weight")
-            if self.mean_weight and weight.ndim > 1 and weight.shape != pred.shape:
-                # checked before the data-dependent branch: graph mode compiles both branches
-                raise ValueError(
-                    f"a weight of more than 1 dim must have pred's shape {pred.shape}, but got "
-                    f"weight.shape={weight.shape}"
-                )
-        shortcut = not (self.zero_unless_none and reduction == "none")
-        if weight is not None and weight.size == 0 and shortcut:
-            # no positive entry, statically (graph mode then compiles only MMDetection's shortcut)
-            return _zero_sum(pred, weight)
+            if weight.size == 0 and shortcut:
+                # no positive entry, statically (graph mode compiles only MMDetection's shortcut)
+                return zero_weight_sum(pred, weight)
+            refusal = self._refusal(pred, weight, reduction, avg_factor)
+            if refusal and shortcut:
+                # MMDetection returns its shortcut before it refuses the call
+                if compiling():
+                    return refuse_unless_zero(pred, weight, refusal)
+                if not ops.any(weight > 0):
+                    return zero_weight_sum(pred, weight)
+            if refusal:
+                raise ValueError(refusal)
         # one kernel for the whole loss (zero-weight shortcut, weight averaging, loss_weight)
         plan = self._fused_plan(pred, target, weight, reduction, avg_factor)
         if plan:
@@ -212,11 +226,25 @@ class BoxLoss(nn.Cell):
             # the loss's dtype (MMDetection's float16 boxes give a float32 loss, the sum float16)
             loss = self._weighted(pred, target, weight, reduction, avg_factor)
             if not ops.any(weight > 0):
-                return _zero_sum(pred, weight).astype(loss.dtype)
+                return zero_weight_sum(pred, weight).astype(loss.dtype)
             return loss
         if not ops.any(weight > 0):
-            return _zero_sum(pred, weight)
+            return zero_weight_sum(pred, weight)
         return self._weighted(pred, target, weight, reduction, avg_factor)
+
+    def _refusal(self, pred: Tensor, weight: Tensor, reduction: str, avg_factor: AvgFactor) -> str:
+        """The error MMDetection raises past its zero-weight shortcut for this call, known
+        before the values (``''``: none): the weight's shape, then ``avg_factor`` with 'sum'."""
+        loss_shape = tuple(pred.shape) if not self.mean_weight else tuple(pred.shape[:-1])
+        weight_shape = tuple(weight.shape)
+        if self.mean_weight and weight.ndim > 1:
+            if weight.shape != pred.shape:
+                return (
+                    f"a weight of more than 1 dim must have pred's shape {pred.shape}, but got "
+                    f"weight.shape={weight.shape}"
+                )
+            weight_shape = weight_shape[:-1]  # averaged over the last dim
+        return weight_shape_error(loss_shape, weight_shape) or static_refusal(reduction, avg_factor)
 
     def _weighted(
         self,
@@ -235,7 +263,23 @@ class BoxLoss(nn.Cell):
         return tm.scale(loss, self.loss_weight)
 
 
-def _zero_sum(pred: Tensor, weight: Tensor) -> Tensor:
+def static_refusal(reduction: str, avg_factor: AvgFactor) -> str:
+    """The error MMDetection raises past its zero-weight shortcut, known before the values
+    (``''``: none)."""
+    if avg_factor is not None and reduction == "sum":
+        return 'avg_factor can not be used with reduction="sum"'
+    return ""
+
+
+def refuse_unless_zero(pred: Tensor, weight: Tensor, refusal: str) -> Tensor:
+    """In a graph, a call MMDetection refuses only past its zero-weight shortcut: the shortcut's
+    ``(pred * weight).sum()`` for a weight with no positive entry, else ``ValueError(refusal)``
+    when the graph runs (a graph cannot branch to a refusal it would raise when it compiles)."""
+    token = value_error_if(ops.any(weight > 0), refusal)
+    return ops.depend(zero_weight_sum(pred, weight), token)
+
+
+def zero_weight_sum(pred: Tensor, weight: Tensor) -> Tensor:
     """MMDetection's result for a weight with no positive entry
     (``if weight is not None and not torch.any(weight > 0)``): a sum that is 0 for zero weights
     and keeps the graph connected (no loss_weight, no reduction)."""

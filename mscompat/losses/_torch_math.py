@@ -8,11 +8,11 @@ float32, rounding the result once to float16; a Python scalar meets a float64 te
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Tuple
 
 import mindspore as ms
 import numpy as np
-from mindspore import Tensor, ops
+from mindspore import Tensor, nn, ops
 
 from mscompat.losses.utils import _promote
 
@@ -110,7 +110,31 @@ def mul(a: Any, b: Any) -> Tensor:
     return ew(lambda x, y: x * y, a, b)
 
 
+class _HalfDivide(nn.Cell):
+    """``a / b`` for float16 tensors of one shape, with ATen's backward of ``div`` on Half
+    tensors: ``grad / b`` and ``-grad * ((a / b) / b)``, each op computed in float32 and rounded
+    to float16. The second overflows to inf where ``a / b**2`` passes 65504 (a zero-area box
+    plus eps), and a zero incoming gradient (the side ``torch.min`` did not pick) then gives
+    NaN, as PyTorch's float16 gradient has it; the derivative of the float32 division, rounded
+    once, stays finite there."""
+
+    def construct(self, a: Tensor, b: Tensor) -> Tensor:
+        return (a.astype(F32) / b.astype(F32)).astype(F16)
+
+    def bprop(self, a: Tensor, b: Tensor, out: Tensor, dout: Tensor) -> Tuple[Tensor, Tensor]:
+        b32, d32 = b.astype(F32), dout.astype(F32)
+        quotient = (out.astype(F32) / b32).astype(F16)  # (a / b) / b, a / b already rounded
+        return (d32 / b32).astype(F16), (-d32 * quotient.astype(F32)).astype(F16)
+
+
+_HALF_DIVIDE = _HalfDivide()
+
+
 def div(a: Any, b: Any) -> Tensor:
+    """``a / b`` (float16 tensors of one shape: :class:`_HalfDivide`'s PyTorch gradient)."""
+    tensors = isinstance(a, Tensor) and isinstance(b, Tensor)
+    if tensors and a.dtype == F16 and b.dtype == F16 and a.shape == b.shape:
+        return _HALF_DIVIDE(a, b)
     return ew(lambda x, y: x / y, a, b)
 
 

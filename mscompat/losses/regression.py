@@ -17,11 +17,19 @@ from typing import Any, Optional, Tuple
 from mindspore import Tensor, nn, ops
 
 from mscompat._checks import check_float_tensor, check_number, check_reduction, check_tensor
+from mscompat._graph import compiling
 from mscompat.custom_ops import regression_loss as _kernels
 from mscompat.custom_ops.registry import TensorSpec, call, register
 from mscompat.losses import _fused, _ops
 from mscompat.losses import _torch_math as tm
-from mscompat.losses.utils import AvgFactor, _check_avg_factor, _sum, weight_reduce_loss
+from mscompat.losses._iou_common import refuse_unless_zero, static_refusal, zero_weight_sum
+from mscompat.losses.utils import (
+    AvgFactor,
+    _check_avg_factor,
+    _sum,
+    weight_reduce_loss,
+    weight_shape_error,
+)
 
 __all__ = [
     "BalancedL1Loss",
@@ -386,6 +394,19 @@ class _RegressionLoss(nn.Cell):
             # an empty weight has no positive entry, statically: graph mode must not compile
             # the other branch, whose checks (avg_factor with 'sum') MMDetection never reaches
             return _sum(tm.mul(check_float_tensor(pred, "pred"), weight))
+        if self._zero_weight and weight is not None:
+            pred = check_float_tensor(pred, "pred")
+            weight = check_tensor(weight, "weight")
+            refusal = weight_shape_error(tuple(pred.shape), tuple(weight.shape)) or static_refusal(
+                reduction, avg_factor
+            )
+            if refusal:
+                # MMDetection returns its shortcut before it refuses the call
+                if compiling():
+                    return refuse_unless_zero(pred, weight, refusal)
+                if not ops.any(weight > 0):
+                    return zero_weight_sum(pred, weight)
+                raise ValueError(refusal)
         if self._op:
             # one kernel for the whole loss (zero-weight shortcut and loss_weight included)
             pred = check_float_tensor(pred, "pred")

@@ -8,7 +8,7 @@ accumulated in float32, so float16 results match PyTorch's bit for bit where the
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Optional, Tuple, Union
 
 import mindspore as ms
 from mindspore import Tensor, ops
@@ -147,17 +147,25 @@ def _check_avg_factor(avg_factor: Any, reduction: str) -> None:
         raise ValueError('avg_factor can not be used with reduction="sum"')
 
 
-def _check_weight_broadcast(loss: Tensor, weight: Tensor) -> Tensor:
-    if weight.ndim != loss.ndim:
-        raise ValueError(
-            f"weight must have as many dims as the loss, but got weight.shape={weight.shape} "
-            f"for a loss of shape {loss.shape}"
+def weight_shape_error(loss_shape: Tuple[int, ...], weight_shape: Tuple[int, ...]) -> str:
+    """Why a weight of ``weight_shape`` cannot weight a loss of ``loss_shape`` (``''``: it can)."""
+    if len(weight_shape) != len(loss_shape):
+        return (
+            f"weight must have as many dims as the loss, but got weight.shape={weight_shape} "
+            f"for a loss of shape {loss_shape}"
         )
-    for w, n in zip(weight.shape, loss.shape):
+    for w, n in zip(weight_shape, loss_shape):
         if w not in (1, n):
-            raise ValueError(
-                f"weight of shape {weight.shape} does not broadcast to the loss shape {loss.shape}"
+            return (
+                f"weight of shape {weight_shape} does not broadcast to the loss shape {loss_shape}"
             )
+    return ""
+
+
+def _check_weight_broadcast(loss: Tensor, weight: Tensor) -> Tensor:
+    error = weight_shape_error(loss.shape, weight.shape)
+    if error:
+        raise ValueError(error)
     return weight
 
 

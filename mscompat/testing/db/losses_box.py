@@ -132,6 +132,12 @@ def _box_loss_samples(
         near = (t + rng.uniform(-0.5, 0.5, t.shape)).astype(dtype)
         w = rng.uniform(size=(n, 4) if per_coordinate else (n,)).astype(dtype)
         yield SampleInput((near, t), dict(extra), name="near pairs, mean")
+        # (second: every dtype runs it) zero-width and zero-height predictions of wide targets:
+        # in float16 PyTorch's division backward overflows (t / (w + eps)) / (w + eps) to inf,
+        # and gives NaN where its incoming gradient is 0
+        thin = np.array([[5, 5, 5, 9], [2, 3, 30, 3], [4, 4, 4, 4]], dtype)
+        wide = np.array([[0, 0, 20, 10], [0, 0, 40, 30], [0, 0, 25, 25]], dtype)
+        yield SampleInput((thin, wide), dict(extra), name="zero-area predictions, wide targets")
         ep, et = edge_pairs(dtype)
         if without_point:
             # SIoU of a point box on itself: both frameworks give NaN in x; in y MMDetection's
@@ -272,7 +278,7 @@ def _box_entries() -> List[OpInfo]:
                 ref=_ref(name),
                 mirrors=f"mmdet.models.losses.iou_loss.{name}",
                 torch_apis=(f"mmdet.models.losses.{name}", f"mmdet.models.losses.iou_loss.{name}"),
-                sample_inputs=every_dtype_first(samples, keep=1),
+                sample_inputs=every_dtype_first(samples, keep=2),
                 error_inputs=_box_loss_errors(list(errs()) if errs else None),
                 grad_argnums=(0, 1),
                 tolerance_overrides=tol,
