@@ -18,7 +18,7 @@ from typing import Any, Callable, List, Set, Tuple
 
 import mindspore as ms
 import numpy as np
-from mindspore import Tensor, ops
+from mindspore import Tensor, nn, ops
 from mindspore.ops import constexpr
 
 __all__ = ["python_op", "value_error_if"]
@@ -96,17 +96,36 @@ _RAISE_IF = python_op(
 )
 
 
-def value_error_if(flag: Tensor, message: str) -> Tensor:
-    """A token that raises ``ValueError(message)`` when the graph runs, if ``flag`` is true;
-    ``ops.depend(x, token)`` orders it before ``x`` is used. For a refusal that depends on the
-    values (PyTorch raises it eagerly), where ``if flag: raise`` would split the graph at a
-    branch. MindSpore 2.10 cannot run that graph again after it raised.
+class _Guard(nn.Cell):
+    """``x``, with the check in the forward and in the backward: a graph that only
+    differentiates drops the forward's check (its value unused), and would return the gradient
+    of a call PyTorch refuses."""
+
+    def construct(self, x: Tensor, flag: Tensor, which: Tensor) -> Tensor:
+        return ops.depend(x, _RAISE_IF(flag, which))
+
+    def bprop(
+        self, x: Tensor, flag: Tensor, which: Tensor, out: Tensor, dout: Tensor
+    ) -> Tuple[Tensor, Tensor, Tensor]:
+        dx = ops.depend(dout, _RAISE_IF(flag, which))
+        return dx, ops.zeros_like(flag), ops.zeros_like(which)
+
+
+_GUARD = _Guard()
+
+
+def value_error_if(x: Tensor, flag: Tensor, message: str) -> Tensor:
+    """``x``, and ``ValueError(message)`` when the graph runs, if ``flag`` is true: for a
+    refusal that depends on the values (PyTorch raises it eagerly), where ``if flag: raise``
+    would split the graph at a branch. The check runs before ``x`` is used and before its
+    gradient is. MindSpore 2.10 cannot run that graph again after it raised.
 
     Args:
+        x: The tensor the check guards.
         flag: A boolean 0-d tensor.
         message: The error's text, a constant of the graph.
 
     Returns:
-        Tensor[1] (int64): the token.
+        ``x``.
     """
-    return _RAISE_IF(flag.astype(ms.int32).reshape((1,)), _message_id(message))
+    return _GUARD(x, flag.astype(ms.int32).reshape((1,)), _message_id(message))

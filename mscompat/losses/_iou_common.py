@@ -275,8 +275,7 @@ def refuse_unless_zero(pred: Tensor, weight: Tensor, refusal: str) -> Tensor:
     """In a graph, a call MMDetection refuses only past its zero-weight shortcut: the shortcut's
     ``(pred * weight).sum()`` for a weight with no positive entry, else ``ValueError(refusal)``
     when the graph runs (a graph cannot branch to a refusal it would raise when it compiles)."""
-    token = value_error_if(ops.any(weight > 0), refusal)
-    return ops.depend(zero_weight_sum(pred, weight), token)
+    return value_error_if(zero_weight_sum(pred, weight), ops.any(weight > 0), refusal)
 
 
 def zero_weight_sum(pred: Tensor, weight: Tensor) -> Tensor:
