@@ -40,6 +40,13 @@ def test_empty_weight_takes_the_shortcut_in_graph_mode(cls):
         assert out.shape == () and float(out) == 0.0
 
 
+def _call_with(cls, kwargs):
+    def run(p, t, w):
+        return cls()(p, t, w, **kwargs)
+
+    return run
+
+
 @pytest.mark.parametrize("cls", [L1Loss, SmoothL1Loss, GIoULoss, BoundedIoULoss])
 def test_zero_weight_comes_before_the_refusals_in_graph_mode(cls):
     # MMDetection returns `(pred * weight).sum()` for a weight with no positive entry before it
@@ -52,10 +59,7 @@ def test_zero_weight_comes_before_the_refusals_in_graph_mode(cls):
     if cls is BoundedIoULoss:
         calls.append(({}, np.zeros(2, np.float32)))
     for kwargs, zeros in calls:
-
-        def run(p, t, w):
-            return cls()(p, t, w, **kwargs)
-
+        run = _call_with(cls, kwargs)
         for fn in (run, ms.jit(run)):
             assert float(fn(pred, target, ms.Tensor(zeros))) == 0.0
         for fn in (ms.jit(run), ms.jit(ms.grad(run))):  # a graph that only differentiates too
