@@ -14,14 +14,11 @@ from __future__ import annotations
 import ctypes
 import functools
 import threading
-from typing import Any, Callable, List, Set, Tuple
+from typing import Any, Callable, Set
 
-import mindspore as ms
-import numpy as np
-from mindspore import Tensor, nn, ops
-from mindspore.ops import constexpr
+from mindspore import ops
 
-__all__ = ["python_op", "value_error_if"]
+__all__ = ["python_op"]
 
 _KEPT: Set[int] = set()
 _KEPT_LOCK = threading.Lock()
@@ -67,65 +64,3 @@ def python_op(
     return ops.Custom(
         call, out_shape=out_shape, out_dtype=out_dtype, func_type="pyfunc", bprop=bprop
     )
-
-
-#: The messages of :func:`value_error_if`, registered when a graph is compiled.
-_MESSAGES: List[str] = []
-
-
-@constexpr
-def _message_id(message: str) -> Tensor:
-    """``[i]`` (int64), a constant of the graph: ``message`` is ``_MESSAGES[i]``."""
-    if message not in _MESSAGES:
-        _MESSAGES.append(message)
-    return Tensor(np.array([_MESSAGES.index(message)], np.int64))
-
-
-def _raise_if(flag: np.ndarray, which: np.ndarray) -> np.ndarray:
-    if flag.any():
-        raise ValueError(_MESSAGES[int(which[0])])
-    return which
-
-
-def _no_grad(flag: Tensor, which: Tensor, out: Tensor, dout: Tensor) -> Tuple[Tensor, Tensor]:
-    return ops.zeros_like(flag), ops.zeros_like(which)
-
-
-_RAISE_IF = python_op(
-    _raise_if, lambda flag, which: which, lambda flag, which: which, bprop=_no_grad
-)
-
-
-class _Guard(nn.Cell):
-    """``x``, with the check in the forward and in the backward: a graph that only
-    differentiates drops the forward's check (its value unused), and would return the gradient
-    of a call PyTorch refuses."""
-
-    def construct(self, x: Tensor, flag: Tensor, which: Tensor) -> Tensor:
-        return ops.depend(x, _RAISE_IF(flag, which))
-
-    def bprop(
-        self, x: Tensor, flag: Tensor, which: Tensor, out: Tensor, dout: Tensor
-    ) -> Tuple[Tensor, Tensor, Tensor]:
-        dx = ops.depend(dout, _RAISE_IF(flag, which))
-        return dx, ops.zeros_like(flag), ops.zeros_like(which)
-
-
-_GUARD = _Guard()
-
-
-def value_error_if(x: Tensor, flag: Tensor, message: str) -> Tensor:
-    """``x``, and ``ValueError(message)`` when the graph runs, if ``flag`` is true: for a
-    refusal that depends on the values (PyTorch raises it eagerly), where ``if flag: raise``
-    would split the graph at a branch. The check runs before ``x`` is used and before its
-    gradient is. MindSpore 2.10 cannot run that graph again after it raised.
-
-    Args:
-        x: The tensor the check guards.
-        flag: A boolean 0-d tensor.
-        message: The error's text, a constant of the graph.
-
-    Returns:
-        ``x``.
-    """
-    return _GUARD(x, flag.astype(ms.int32).reshape((1,)), _message_id(message))

@@ -11,7 +11,6 @@ from mindspore import Tensor, nn, ops
 
 from mscompat._checks import check_float_tensor, check_number, check_reduction, check_tensor
 from mscompat._graph import compiling
-from mscompat.custom_ops.python_op import value_error_if
 from mscompat.losses import _torch_math as tm
 from mscompat.losses.utils import (
     AvgFactor,
@@ -274,8 +273,11 @@ def static_refusal(reduction: str, avg_factor: AvgFactor) -> str:
 def refuse_unless_zero(pred: Tensor, weight: Tensor, refusal: str) -> Tensor:
     """In a graph, a call MMDetection refuses only past its zero-weight shortcut: the shortcut's
     ``(pred * weight).sum()`` for a weight with no positive entry, else ``ValueError(refusal)``
-    when the graph runs (a graph cannot branch to a refusal it would raise when it compiles)."""
-    return value_error_if(zero_weight_sum(pred, weight), ops.any(weight > 0), refusal)
+    when the graph runs (a graph compiles both branches: the refused one would raise when it
+    compiles)."""
+    if ops.any(weight > 0):
+        raise ValueError(refusal)
+    return zero_weight_sum(pred, weight)
 
 
 def zero_weight_sum(pred: Tensor, weight: Tensor) -> Tensor:
