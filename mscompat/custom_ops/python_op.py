@@ -21,20 +21,17 @@ from mindspore import ops
 __all__ = ["python_op"]
 
 _KEPT: Set[int] = set()
-_KEPT_LOCK = threading.Lock()
 
 
 def _keep_thread_state() -> None:
     """Hold one more reference to the calling thread's Python state, once per thread: MindSpore's
-    release after the call then leaves the state in place instead of deleting it."""
+    release after the call then leaves the state in place instead of deleting it. The caller
+    holds the GIL throughout (``ctypes.pythonapi`` keeps it), so the test and the add are one
+    step for other threads, and Ensure only counts one more user of this state."""
     ident = threading.get_ident()
-    if ident in _KEPT:
-        return
-    with _KEPT_LOCK:
-        if ident not in _KEPT:
-            _KEPT.add(ident)
-            # The caller holds the GIL on this state: Ensure only counts one more user of it.
-            ctypes.pythonapi.PyGILState_Ensure()
+    if ident not in _KEPT:
+        _KEPT.add(ident)
+        ctypes.pythonapi.PyGILState_Ensure()
 
 
 def python_op(

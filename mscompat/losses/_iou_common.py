@@ -17,6 +17,7 @@ from mscompat.losses.utils import (
     _check_avg_factor,
     _promote,
     _sum,
+    static_refusal,
     weight_reduce_loss,
     weight_shape_error,
 )
@@ -33,7 +34,6 @@ __all__ = [
     "finish",
     "promoted",
     "refuse_unless_zero",
-    "static_refusal",
     "zero_weight_sum",
     "simple",
     "wh",
@@ -207,11 +207,7 @@ class BoxLoss(nn.Cell):
                 return zero_weight_sum(pred, weight)
             refusal = self._refusal(pred, weight, reduction, avg_factor)
             if refusal and shortcut:
-                # MMDetection returns its shortcut before it refuses the call
-                if compiling():
-                    return refuse_unless_zero(pred, weight, refusal)
-                if not ops.any(weight > 0):
-                    return zero_weight_sum(pred, weight)
+                return refuse_unless_zero(pred, weight, refusal)
             if refusal:
                 raise ValueError(refusal)
         # one kernel for the whole loss (zero-weight shortcut, weight averaging, loss_weight)
@@ -262,19 +258,10 @@ class BoxLoss(nn.Cell):
         return tm.scale(loss, self.loss_weight)
 
 
-def static_refusal(reduction: str, avg_factor: AvgFactor) -> str:
-    """The error MMDetection raises past its zero-weight shortcut, known before the values
-    (``''``: none)."""
-    if avg_factor is not None and reduction == "sum":
-        return 'avg_factor can not be used with reduction="sum"'
-    return ""
-
-
 def refuse_unless_zero(pred: Tensor, weight: Tensor, refusal: str) -> Tensor:
-    """In a graph, a call MMDetection refuses only past its zero-weight shortcut: the shortcut's
-    ``(pred * weight).sum()`` for a weight with no positive entry, else ``ValueError(refusal)``
-    when the graph runs (a graph compiles both branches: the refused one would raise when it
-    compiles)."""
+    """A call MMDetection refuses only past its zero-weight shortcut: the shortcut's
+    ``(pred * weight).sum()`` for a weight with no positive entry, else ``ValueError(refusal)``,
+    in a graph when it runs (the refused branch is never compiled: it would raise then)."""
     if ops.any(weight > 0):
         raise ValueError(refusal)
     return zero_weight_sum(pred, weight)

@@ -17,16 +17,16 @@ from typing import Any, Optional, Tuple
 from mindspore import Tensor, nn, ops
 
 from mscompat._checks import check_float_tensor, check_number, check_reduction, check_tensor
-from mscompat._graph import compiling
 from mscompat.custom_ops import regression_loss as _kernels
 from mscompat.custom_ops.registry import TensorSpec, call, register
 from mscompat.losses import _fused, _ops
 from mscompat.losses import _torch_math as tm
-from mscompat.losses._iou_common import refuse_unless_zero, static_refusal, zero_weight_sum
+from mscompat.losses._iou_common import refuse_unless_zero, zero_weight_sum
 from mscompat.losses.utils import (
     AvgFactor,
     _check_avg_factor,
     _sum,
+    static_refusal,
     weight_reduce_loss,
     weight_shape_error,
 )
@@ -400,13 +400,8 @@ class _RegressionLoss(nn.Cell):
             refusal = weight_shape_error(tuple(pred.shape), tuple(weight.shape)) or static_refusal(
                 reduction, avg_factor
             )
-            if refusal:
-                # MMDetection returns its shortcut before it refuses the call
-                if compiling():
-                    return refuse_unless_zero(pred, weight, refusal)
-                if not ops.any(weight > 0):
-                    return zero_weight_sum(pred, weight)
-                raise ValueError(refusal)
+            if refusal:  # MMDetection returns its shortcut before it refuses the call
+                return refuse_unless_zero(pred, weight, refusal)
         if self._op:
             # one kernel for the whole loss (zero-weight shortcut and loss_weight included)
             pred = check_float_tensor(pred, "pred")
@@ -436,9 +431,7 @@ class _RegressionLoss(nn.Cell):
             pred = check_float_tensor(pred, "pred")
             weight = check_tensor(weight, "weight")
             if not ops.any(weight > 0):
-                if pred.ndim == weight.ndim + 1:
-                    weight = weight.expand_dims(1)
-                return _sum(tm.mul(pred, weight))
+                return zero_weight_sum(pred, weight)
         loss = self._fn(pred, target, weight, reduction, avg_factor, *self._config)
         return tm.scale(loss, self.loss_weight)
 

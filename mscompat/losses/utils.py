@@ -143,8 +143,16 @@ def _check_avg_factor(avg_factor: Any, reduction: str) -> None:
         raise TypeError(
             f"avg_factor must be a number, a Tensor or None, but got {type(avg_factor).__name__}"
         )
-    if reduction == "sum":
-        raise ValueError('avg_factor can not be used with reduction="sum"')
+    error = static_refusal(reduction, avg_factor)
+    if error:
+        raise ValueError(error)
+
+
+def static_refusal(reduction: str, avg_factor: AvgFactor) -> str:
+    """The refusal of ``avg_factor`` with ``'sum'``, known before the values (``''``: none)."""
+    if avg_factor is not None and reduction == "sum":
+        return 'avg_factor can not be used with reduction="sum"'
+    return ""
 
 
 def weight_shape_error(loss_shape: Tuple[int, ...], weight_shape: Tuple[int, ...]) -> str:
